@@ -1,0 +1,26 @@
+/**
+ * Jest runs TypeScript through @swc/jest. NestJS 12 ships ESM only, so its packages inside
+ * node_modules are transformed to CommonJS as well (the only ESM packages we load in tests).
+ */
+const swc = [
+  '@swc/jest',
+  {
+    jsc: {
+      parser: { syntax: 'typescript', decorators: true },
+      transform: { legacyDecorator: true, decoratorMetadata: true },
+      target: 'es2022',
+      keepClassNames: true,
+    },
+    module: { type: 'commonjs' },
+  },
+];
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testRegex: '\\.(spec|e2e-spec)\\.ts$',
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: ['/node_modules/(?!(@nestjs|oidc-provider|openid-client|oauth4webapi|jose)/)'],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  testTimeout: 60000,
+  maxWorkers: 2,
+};

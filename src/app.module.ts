@@ -1,0 +1,34 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { AuditModule } from './audit/audit.module';
+import { AuthModule } from './auth/auth.module';
+import { BusModule } from './bus/bus.module';
+import { Clock } from './common/clock';
+import { AppSettings } from './config/config.module';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { LoginModule } from './login/login.module';
+import { MfaModule } from './mfa/mfa.module';
+import { SessionsModule } from './sessions/sessions.module';
+import { UsersModule } from './users/users.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(settings: AppSettings, clock?: Clock): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(settings, clock),
+        ScheduleModule.forRoot(),
+        DatabaseModule,
+        BusModule,
+        AuditModule,
+        AuthModule,
+        MfaModule,
+        UsersModule,
+        SessionsModule,
+        LoginModule,
+      ],
+    };
+  }
+}

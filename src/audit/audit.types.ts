@@ -1,0 +1,67 @@
+/** AuthenticationTypeId (service.md 2.3). */
+export enum AuthenticationTypeId {
+  UserNamePassword = 1,
+  Negotiate = 2,
+  OAuth = 3,
+}
+
+/** FailureTypeId (service.md 2.3, plus 11 from contract 7). */
+export enum FailureTypeId {
+  NoUser = 1,
+  NotActive = 2,
+  PasswordLocked = 3,
+  PasswordExpired = 4,
+  PasswordMismatch = 5,
+  NoPassword = 6,
+  NoIdentityClaim = 7,
+  RemoteFailure = 8,
+  LocalValidationFailure = 9,
+  InternalError = 10,
+  SecondFactorRejected = 11,
+}
+
+export const AUTHENTICATION_TYPE_NAMES: Record<number, string> = {
+  1: 'Username and Password',
+  2: 'Negotiate',
+  3: 'OAuth / OpenID Connect',
+};
+
+export const FAILURE_TYPE_NAMES: Record<number, string> = {
+  1: 'No user registry entry matches the supplied username',
+  2: 'User registry entry is not Active',
+  3: 'User registry entry is Password Locked',
+  4: 'Password expired and no new password supplied',
+  5: 'Password did not match',
+  6: 'No password supplied',
+  7: 'Identity provider ticket had no usable identity claim',
+  8: 'Remote or identity-provider failure',
+  9: 'Local authentication or token validation failed',
+  10: 'Internal error while processing the ticket',
+  11: 'Second factor rejected',
+};
+
+/** ReasonId of UserLogout (service.md 2.4). */
+export enum LogoutReasonId {
+  UserLogout = 1,
+  AdministratorRevoked = 2,
+  PasswordChanged = 3,
+}
+
+/** OutcomeId of UserLogout (service.md 2.4). */
+export enum LogoutOutcomeId {
+  Revoked = 1,
+  NoSession = 2,
+  RevocationFailed = 3,
+}
+
+export const LOGOUT_REASON_NAMES: Record<number, string> = {
+  1: 'The user logged out',
+  2: 'An administrator revoked the sessions',
+  3: 'A password change revoked the sessions',
+};
+
+export const LOGOUT_OUTCOME_NAMES: Record<number, string> = {
+  1: 'Revoked',
+  2: 'No session; cookies cleared',
+  3: 'Revocation failed',
+};

@@ -1,0 +1,37 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Response } from 'express';
+import { forbidden } from '../common/problem';
+import { Authenticator } from './authenticator.service';
+import { ACCESS_RULE, AccessRule, IS_PUBLIC } from './decorators';
+import { AuthenticatedRequest } from './principal';
+
+/**
+ * The one global guard: every route is denied to anonymous callers unless marked @Public().
+ * Permissions are evaluated here from the user row read on this request, never from token claims.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: Authenticator,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') return true;
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) return true;
+
+    const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const res = context.switchToHttp().getResponse<Response>();
+    const principal = await this.authenticator.authenticate(req, res);
+    req.principal = principal;
+
+    const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, targets) ?? {};
+    if (rule.landlord && !principal.landlord) throw forbidden();
+    if (rule.permission !== undefined && !principal.landlord && !principal.permissions.includes(rule.permission)) {
+      throw forbidden();
+    }
+    return true;
+  }
+}

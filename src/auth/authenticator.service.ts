@@ -1,0 +1,84 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import passport from 'passport';
+import { ProblemError, unauthorized } from '../common/problem';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { ApiKeyValidator } from './api-key.validator';
+import { JWT_COOKIE, SessionCookies } from './cookies';
+import { CredentialRequest, JWT_STRATEGY } from './jwt.strategy';
+import { AuthenticationType, Principal } from './principal';
+import { TokenService } from './token.service';
+
+/** The credential a request presents, chosen exclusively: x-api-key, then bearer, then cookie. */
+export type PresentedCredential =
+  | { type: 'ApiKey'; value: string }
+  | { type: 'Bearer' | 'Cookie'; value: string }
+  | null;
+
+export function presentedCredential(req: Request): PresentedCredential {
+  const apiKey = req.headers['x-api-key'];
+  if (apiKey !== undefined) return { type: 'ApiKey', value: Array.isArray(apiKey) ? apiKey[0] : apiKey };
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined && /^bearer\s/i.test(authorization)) {
+    return { type: 'Bearer', value: authorization.slice(7).trim() };
+  }
+  const cookie = (req.cookies as Record<string, string> | undefined)?.[JWT_COOKIE];
+  if (typeof cookie === 'string' && cookie !== '') return { type: 'Cookie', value: cookie };
+  return null;
+}
+
+/**
+ * Establishes the Principal of a request. The first credential present is the only one evaluated:
+ * a broken API key is refused even when a valid cookie is also sent.
+ */
+@Injectable()
+export class Authenticator {
+  constructor(
+    private readonly apiKeys: ApiKeyValidator,
+    private readonly tokens: TokenService,
+    private readonly cookies: SessionCookies,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  /** Authenticates or throws a problem (401, or 503 when the user row cannot be read). */
+  async authenticate(req: Request, res: Response): Promise<Principal> {
+    const credential = presentedCredential(req);
+    if (!credential) throw unauthorized();
+    if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value);
+    const principal = await this.viaJwt(req, res, credential.value, credential.type);
+    principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
+    if (credential.type === 'Cookie') {
+      // Sliding refresh: a fresh 15-minute token that keeps the original session start.
+      const issued = this.tokens.issue(
+        { id: principal.userRegistryId, name: principal.userName },
+        principal.sessionStartDate!.getTime(),
+      );
+      this.cookies.set(req, res, issued);
+      principal.expiration = issued.expiration;
+    }
+    return principal;
+  }
+
+  /** Like authenticate, but answers null instead of throwing for a missing or invalid credential. */
+  async tryAuthenticate(req: Request, res: Response): Promise<Principal | null> {
+    try {
+      return await this.authenticate(req, res);
+    } catch (error) {
+      if (error instanceof ProblemError && error.status === 401) return null;
+      throw error;
+    }
+  }
+
+  private viaJwt(req: Request, res: Response, token: string, type: AuthenticationType): Promise<Principal> {
+    const credentialRequest = req as CredentialRequest;
+    credentialRequest.tmToken = token;
+    credentialRequest.tmTokenType = type;
+    return new Promise<Principal>((resolve, reject) => {
+      passport.authenticate(JWT_STRATEGY, { session: false }, (error: unknown, principal: Principal | false) => {
+        if (error) reject(error);
+        else if (!principal) reject(unauthorized());
+        else resolve(principal);
+      })(req, res, reject);
+    });
+  }
+}

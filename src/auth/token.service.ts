@@ -1,0 +1,105 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { createSecretKey, KeyObject } from 'node:crypto';
+import * as jwt from 'jsonwebtoken';
+import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
+
+/** JWT lifetime (service.md 2.2); the absolute session lifetime may cut it shorter. */
+export const TOKEN_LIFETIME_MS = 15 * 60 * 1000;
+/** Skew tolerated on nbf/exp only, never on the absolute lifetime or TokensValidFrom (contract 12). */
+export const CLOCK_SKEW_MS = 30 * 1000;
+
+export interface SessionClaims {
+  sub: string;
+  name: string;
+  /** Session start, Unix milliseconds, carried unchanged by every refresh. */
+  sst: number;
+  iat: number;
+  nbf: number;
+  exp: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiration: Date;
+  absoluteExpiration: Date;
+  sessionStart: Date;
+}
+
+/**
+ * Issues and checks the service's own HS256 JWTs. The secret is a KeyObject: jsonwebtoken 9 spends
+ * ~750 µs per verify on a string secret (it first tries it as a public key) and ~15 µs on a KeyObject.
+ */
+@Injectable()
+export class TokenService {
+  readonly key: KeyObject;
+
+  constructor(
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly clock: Clock,
+  ) {
+    this.key = createSecretKey(Buffer.from(settings.jwtKey, 'utf8'));
+  }
+
+  /** Options for signature and claim checks; times are checked by `checkTimes` against the Clock. */
+  get verifyOptions(): jwt.VerifyOptions {
+    return {
+      algorithms: ['HS256'],
+      issuer: this.settings.jwtIssuer,
+      audience: this.settings.jwtAudience,
+      ignoreExpiration: true,
+      ignoreNotBefore: true,
+    };
+  }
+
+  /** Issues a token for a session that started at `sessionStartMs` (now for a new sign-in). */
+  issue(user: { id: number; name: string }, sessionStartMs?: number): IssuedToken {
+    const now = this.clock.nowMs();
+    const sst = sessionStartMs ?? now;
+    const absoluteEnd = sst + this.settings.sessionAbsoluteLifetimeMs;
+    const expMs = Math.min(now + TOKEN_LIFETIME_MS, absoluteEnd);
+    const claims: SessionClaims & { iss: string; aud: string } = {
+      sub: String(user.id),
+      name: user.name,
+      sst,
+      iat: Math.floor(now / 1000),
+      nbf: Math.floor(now / 1000),
+      exp: Math.floor(expMs / 1000),
+      iss: this.settings.jwtIssuer,
+      aud: this.settings.jwtAudience,
+    };
+    const token = jwt.sign(claims, this.key, { algorithm: 'HS256' });
+    return {
+      token,
+      expiration: new Date(claims.exp * 1000),
+      absoluteExpiration: new Date(absoluteEnd),
+      sessionStart: new Date(sst),
+    };
+  }
+
+  /** Verifies signature, algorithm, issuer, audience and times; null when any check fails. */
+  verify(token: string): SessionClaims | null {
+    try {
+      const payload = jwt.verify(token, this.key, this.verifyOptions) as unknown;
+      return this.checkClaims(payload);
+    } catch {
+      return null;
+    }
+  }
+
+  /** Shape and time checks of a signature-verified payload; null when they fail. */
+  checkClaims(payload: unknown): SessionClaims | null {
+    if (typeof payload !== 'object' || payload === null) return null;
+    const p = payload as Partial<SessionClaims>;
+    if (typeof p.sub !== 'string' || !/^\d{1,10}$/.test(p.sub)) return null;
+    if (typeof p.sst !== 'number' || !Number.isSafeInteger(p.sst)) return null;
+    if (typeof p.exp !== 'number' || typeof p.nbf !== 'number' || typeof p.iat !== 'number') return null;
+    const now = this.clock.nowMs();
+    if (p.nbf * 1000 > now + CLOCK_SKEW_MS) return null;
+    if (p.exp * 1000 <= now - CLOCK_SKEW_MS) return null;
+    // The absolute lifetime is strict: no skew, and it holds even for a token whose exp says otherwise.
+    if (now >= p.sst + this.settings.sessionAbsoluteLifetimeMs) return null;
+    if (p.sst > now + CLOCK_SKEW_MS) return null;
+    return p as SessionClaims;
+  }
+}

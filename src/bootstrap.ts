@@ -1,0 +1,67 @@
+import { Logger, LogLevel, ValidationPipe } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { NestExpressApplication } from '@nestjs/platform-express';
+import cookieParser from 'cookie-parser';
+import express from 'express';
+import { AppModule } from './app.module';
+import { csrfOriginCheck } from './auth/csrf.middleware';
+import { Clock } from './common/clock';
+import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
+import { AppSettings } from './config/config.module';
+import { setupExplorer } from './explorer';
+
+export interface CreateAppOptions {
+  clock?: Clock;
+  /** Nest's own logger levels; tests keep it quiet. */
+  logger?: LogLevel[] | false;
+}
+
+const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+
+/** Rejects a NUL byte in the path or query (raw or percent-encoded) before routing (contract 2). */
+function refuseNul(req: express.Request, res: express.Response, next: express.NextFunction): void {
+  if (/%00|\u0000/i.test(req.originalUrl)) {
+    sendProblem(res, { type: 'about:blank', title: 'Bad Request', status: 400, detail: 'NUL is not allowed in a URL.' });
+    return;
+  }
+  next();
+}
+
+/**
+ * Builds the application exactly as `npm start` runs it; the tests call this too, with their own
+ * settings and clock, so they exercise the real pipeline.
+ */
+export async function createApp(settings: AppSettings, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
+  const logger =
+    options.logger !== undefined ? options.logger : LEVELS.slice(0, LEVELS.indexOf(settings.logLevel === 'log' ? 'log' : settings.logLevel) + 1);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, options.clock), {
+    bodyParser: false,
+    logger,
+  });
+  app.set('trust proxy', settings.trustProxy);
+  app.disable('x-powered-by');
+  app.use(refuseNul);
+  // 32 KiB bodies at most (413 beyond); urlencoded for the OpenID Connect form_post callback.
+  app.use(express.json({ limit: '32kb', strict: true }));
+  app.use(express.urlencoded({ limit: '32kb', extended: false }));
+  app.use(cookieParser());
+  app.use(csrfOriginCheck(settings.csrfOriginCheck));
+  app.useGlobalFilters(new ProblemFilter());
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: false,
+      transform: true,
+      exceptionFactory: validationFailed,
+    }),
+  );
+  setupExplorer(app);
+  app.enableShutdownHooks();
+  return app;
+}
+
+export async function listen(app: NestExpressApplication, settings: AppSettings): Promise<void> {
+  if (settings.bindAddress) await app.listen(settings.port, settings.bindAddress);
+  else await app.listen(settings.port);
+  new Logger('Bootstrap').log(`listening on ${await app.getUrl()}`);
+}

@@ -1,0 +1,53 @@
+import { EventEmitter } from 'node:events';
+
+/** A connection or Sentinel event of the Redis client, for the capture queues to record. */
+export interface BusConnectionEvent {
+  kind: 'connection' | 'sentinel';
+  eventName: string;
+  endpoint: string;
+  message: string | null;
+  occurredDate: Date;
+}
+
+export type BusHandler = (message: string) => void;
+
+/**
+ * Publish/subscribe port shared by every node: API key changes, logout stream closures, watcher
+ * and service-change events. Delivery is reliable but not guaranteed (service.md 5.1), so every
+ * consumer also has a fallback (reload, periodic re-check).
+ *
+ * Events emitted on `events`:
+ * - 'connection' (BusConnectionEvent): connection and Sentinel events of the Redis client;
+ * - 'ready': (re)connected; consumers that cache state reload it then.
+ */
+export abstract class Bus {
+  readonly events = new EventEmitter();
+
+  /** Publishes; rejects when the message cannot be handed to the broker (never waits for a reconnect). */
+  abstract publish(channel: string, message: string): Promise<void>;
+
+  /** Subscribes; returns the function that unsubscribes. Handlers must not throw. */
+  abstract subscribe(channel: string, handler: BusHandler): () => void;
+
+  abstract close(): Promise<void>;
+
+  /** Runs `listener` whenever the bus (re)connects, the moment to reload cached state. */
+  onReady(listener: () => void): () => void {
+    this.events.on('ready', listener);
+    return () => this.events.off('ready', listener);
+  }
+
+  onConnectionEvent(listener: (event: BusConnectionEvent) => void): () => void {
+    this.events.on('connection', listener);
+    return () => this.events.off('connection', listener);
+  }
+}
+
+/** Channels of the bus (contract 5 and 11). */
+export const CHANNELS = {
+  apiKeySet: 'ApiKeySet',
+  apiKeyRemove: 'ApiKeyRemove',
+  watcher: 'Watcher',
+  serviceChange: 'ServiceChange',
+  sessionEnded: 'SessionEnded',
+} as const;

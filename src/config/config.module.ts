@@ -1,0 +1,25 @@
+import { DynamicModule, Global, Module } from '@nestjs/common';
+import { Clock, SystemClock } from '../common/clock';
+import { Settings } from './settings';
+
+/** Injection token of the one typed Settings object. */
+export const SETTINGS = Symbol('SETTINGS');
+
+/** Resolved settings: secrets are always present once the application is built. */
+export type AppSettings = Settings & { jwtKey: string; apiHmacKey: string };
+
+@Global()
+@Module({})
+export class ConfigModule {
+  /** The settings and the clock every other module receives; tests pass a ManualClock. */
+  static forRoot(settings: AppSettings, clock: Clock = new SystemClock()): DynamicModule {
+    return {
+      module: ConfigModule,
+      providers: [
+        { provide: SETTINGS, useValue: settings },
+        { provide: Clock, useValue: clock },
+      ],
+      exports: [SETTINGS, Clock],
+    };
+  }
+}

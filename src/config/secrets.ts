@@ -1,0 +1,39 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Settings } from './settings';
+
+type SecretName = 'jwtKey' | 'apiHmacKey';
+const SECRET_NAMES: SecretName[] = ['jwtKey', 'apiHmacKey'];
+
+/**
+ * Outside production a missing JwtKey or ApiHmacKey is generated at first start and kept in
+ * DataDirectory/secrets.json (mode 0600) so restarts keep sessions and API keys valid.
+ * In production loadSettings has already refused to start without them.
+ */
+export function resolveSecrets(settings: Settings): Settings & { jwtKey: string; apiHmacKey: string } {
+  const missing = SECRET_NAMES.filter((name) => settings[name] === null);
+  if (missing.length === 0) return settings as Settings & { jwtKey: string; apiHmacKey: string };
+
+  mkdirSync(settings.dataDirectory, { recursive: true });
+  const file = join(settings.dataDirectory, 'secrets.json');
+  let stored: Partial<Record<SecretName, string>> = {};
+  try {
+    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Record<SecretName, string>>;
+  } catch {
+    stored = {};
+  }
+  let changed = false;
+  for (const name of missing) {
+    if (typeof stored[name] !== 'string' || stored[name]!.length < 32) {
+      stored[name] = randomBytes(48).toString('base64url');
+      changed = true;
+    }
+  }
+  if (changed) writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  return {
+    ...settings,
+    jwtKey: settings.jwtKey ?? stored.jwtKey!,
+    apiHmacKey: settings.apiHmacKey ?? stored.apiHmacKey!,
+  };
+}

@@ -1,0 +1,258 @@
+import { hostname } from 'node:os';
+
+/** Unit of an interval setting: seconds, minutes (n), hours, days. */
+export type IntervalUnit = 's' | 'n' | 'h' | 'd';
+
+/**
+ * Every setting of the service, parsed once from the environment (see .env.example for each one's
+ * meaning and default). Nothing outside src/config reads process.env; everything else receives this.
+ */
+export interface Settings {
+  production: boolean;
+  port: number;
+  bindAddress: string | null;
+  connectionString: string | null;
+  dataDirectory: string;
+  redisConnectionString: string | null;
+  administratorInitialPassword: string;
+  instance: string;
+  logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+
+  /** Secrets; null until resolved (generated outside production, see secrets.ts). */
+  jwtKey: string | null;
+  apiHmacKey: string | null;
+  passwordHashingKey: string | null;
+  jwtIssuer: string;
+  jwtAudience: string;
+
+  secureHttpCookie: boolean;
+  trustProxy: boolean;
+  sessionCookie: boolean;
+  csrfOriginCheck: boolean;
+  /** Absolute session lifetime in milliseconds. */
+  sessionAbsoluteLifetimeMs: number;
+  /** Interval between re-checks of open streams, in milliseconds. */
+  revokedSessionCheckMs: number;
+
+  passwordAttempts: number;
+  passwordExpiryDays: number;
+  passwordAsymmetricEncryption: boolean;
+  passwordAsymmetricEncryptionPublicKey: string | null;
+  passwordAsymmetricEncryptionPrivateKey: string | null;
+
+  oauthAuthentication: boolean;
+  oauthAuthority: string | null;
+  oauthClientId: string | null;
+  oauthClientSecret: string | null;
+  oauthForceGet: boolean;
+  oauthForceRedirect: string | null;
+  oauthRedirectUri: string | null;
+
+  negotiateAuthentication: boolean;
+
+  enableMultifactorAuthentication: boolean;
+  /** Null means the bundled mock at {base_url}/api/mfa. */
+  multifactorAuthenticationEndpoint: string | null;
+  multifactorAuthenticationApplicationId: string;
+  multifactorAuthenticationClientKey: string;
+  outboundHttpMfaCertificateBypass: boolean;
+  outboundHttpMfaCertificateThumbprint: string | null;
+
+  archiverWarnThresholdMilliseconds: number;
+  caseCreationWarnThresholdMilliseconds: number;
+  enableOpenTelemetry: boolean;
+  otlpEndpoint: string | null;
+  otlpHeaders: string | null;
+  otlpExportIntervalMs: number;
+}
+
+export const DEFAULT_MFA_CLIENT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
+export const MOCK_MFA_PASSCODE = '12345678';
+
+/** Thrown when the environment cannot be turned into settings; one line per bad variable. */
+export class SettingsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Refusing to start, invalid settings:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const UNIT_MS: Record<IntervalUnit, number> = { s: 1000, n: 60_000, h: 3_600_000, d: 86_400_000 };
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name];
+    return value === undefined || value.trim() === '' ? undefined : value.trim();
+  }
+
+  string(name: string, fallback: string): string;
+  string(name: string, fallback: null): string | null;
+  string(name: string, fallback: string | null): string | null {
+    return this.raw(name) ?? fallback;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (['true', '1'].includes(value.toLowerCase())) return true;
+    if (['false', '0'].includes(value.toLowerCase())) return false;
+    this.problems.push(`${name}: expected True, False, true, false, 1 or 0, got "${value}"`);
+    return fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (!/^-?\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+      this.problems.push(`${name}: expected a whole number from ${min} to ${max}, got "${value}"`);
+      return fallback;
+    }
+    return Number(value);
+  }
+
+  interval(unitName: string, valueName: string, fallbackUnit: IntervalUnit, fallbackValue: number): number {
+    const unit = (this.raw(unitName) ?? fallbackUnit).toLowerCase();
+    if (!(unit in UNIT_MS)) {
+      this.problems.push(`${unitName}: expected one of s, n, h, d, got "${unit}"`);
+      return UNIT_MS[fallbackUnit] * fallbackValue;
+    }
+    const value = this.int(valueName, fallbackValue, 1, 1_000_000);
+    return UNIT_MS[unit as IntervalUnit] * value;
+  }
+
+  url(name: string, protocols: string[]): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return null;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      return value;
+    } catch {
+      this.problems.push(`${name}: expected a ${protocols.map((p) => p.replace(':', '://')).join(' or ')} URL`);
+      return null;
+    }
+  }
+
+  /** PEM given in one line with literal "\n" sequences standing for newlines (contract 12). */
+  pem(name: string): string | null {
+    const value = this.raw(name);
+    return value === undefined ? null : value.replace(/\\n/g, '\n');
+  }
+}
+
+/** Parses the environment into Settings, or throws SettingsError listing every bad variable. */
+export function loadSettings(env: Env): Settings {
+  const r = new Reader(env);
+  const production = (env.NODE_ENV ?? '').trim() === 'production';
+  const logLevel = (r.string('LogLevel', 'log') as string).toLowerCase();
+  const logLevels = ['error', 'warn', 'log', 'debug', 'verbose'];
+  if (!logLevels.includes(logLevel)) r.problems.push(`LogLevel: expected one of ${logLevels.join(', ')}`);
+
+  const settings: Settings = {
+    production,
+    port: r.int('Port', 5001, 0, 65535),
+    bindAddress: r.string('BindAddress', null),
+    connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
+    dataDirectory: r.string('DataDirectory', './data'),
+    redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
+    administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
+    instance: r.string('Instance', hostname()),
+    logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],
+
+    jwtKey: r.string('JwtKey', null),
+    apiHmacKey: r.string('ApiHmacKey', null),
+    passwordHashingKey: r.string('PasswordHashingKey', null),
+    jwtIssuer: r.string('JwtIssuer', 'transaction-monitoring'),
+    jwtAudience: r.string('JwtAudience', 'transaction-monitoring'),
+
+    secureHttpCookie: r.bool('SecureHttpCookie', false),
+    trustProxy: r.bool('TrustProxy', false),
+    sessionCookie: r.bool('SessionCookie', true),
+    csrfOriginCheck: r.bool('CsrfOriginCheck', true),
+    sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
+    revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
+
+    passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),
+    passwordExpiryDays: r.int('PasswordExpiryDays', 90, 1, 36500),
+    passwordAsymmetricEncryption: r.bool('PasswordAsymmetricEncryption', false),
+    passwordAsymmetricEncryptionPublicKey: r.pem('PasswordAsymmetricEncryptionPublicKey'),
+    passwordAsymmetricEncryptionPrivateKey: r.pem('PasswordAsymmetricEncryptionPrivateKey'),
+
+    oauthAuthentication: r.bool('OAuthAuthentication', false),
+    oauthAuthority: r.url('OAuthAuthority', ['https:', 'http:']),
+    oauthClientId: r.string('OAuthClientId', null),
+    oauthClientSecret: r.string('OAuthClientSecret', null),
+    oauthForceGet: r.bool('OAuthForceGet', false),
+    oauthForceRedirect: r.string('OAuthForceRedirect', null),
+    oauthRedirectUri: r.url('OAuthRedirectUri', ['https:', 'http:']),
+
+    negotiateAuthentication: r.bool('NegotiateAuthentication', false),
+
+    enableMultifactorAuthentication: r.bool('EnableMultifactorAuthentication', false),
+    multifactorAuthenticationEndpoint: r.url('MultifactorAuthenticationEndpoint', ['https:', 'http:']),
+    multifactorAuthenticationApplicationId: r.string('MultifactorAuthenticationApplicationId', 'TransactionMonitoring'),
+    multifactorAuthenticationClientKey: r.string('MultifactorAuthenticationClientKey', DEFAULT_MFA_CLIENT_KEY),
+    outboundHttpMfaCertificateBypass: r.bool('OutboundHttpMfaCertificateBypass', false),
+    outboundHttpMfaCertificateThumbprint: r.string('OutboundHttpMfaCertificateThumbprint', null),
+
+    archiverWarnThresholdMilliseconds: r.int('ArchiverWarnThresholdMilliseconds', 10_000, 0, 86_400_000),
+    caseCreationWarnThresholdMilliseconds: r.int('CaseCreationWarnThresholdMilliseconds', 10_000, 0, 86_400_000),
+    enableOpenTelemetry: r.bool('EnableOpenTelemetry', false),
+    otlpEndpoint: r.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']),
+    otlpHeaders: r.string('OTEL_EXPORTER_OTLP_HEADERS', null),
+    otlpExportIntervalMs: r.int('OTEL_METRIC_EXPORT_INTERVAL', 60_000, 1000, 86_400_000),
+  };
+
+  if (settings.jwtKey !== null && Buffer.byteLength(settings.jwtKey, 'utf8') < 32) {
+    r.problems.push('JwtKey: must be at least 32 bytes');
+  }
+  if (settings.apiHmacKey !== null && Buffer.byteLength(settings.apiHmacKey, 'utf8') < 16) {
+    r.problems.push('ApiHmacKey: must be at least 16 bytes');
+  }
+  if (production) {
+    if (settings.jwtKey === null) r.problems.push('JwtKey: required when NODE_ENV=production');
+    if (settings.apiHmacKey === null) r.problems.push('ApiHmacKey: required when NODE_ENV=production');
+  }
+  if (settings.passwordAsymmetricEncryption) {
+    if (!settings.passwordAsymmetricEncryptionPublicKey) {
+      r.problems.push('PasswordAsymmetricEncryptionPublicKey: required when PasswordAsymmetricEncryption is True');
+    }
+    if (!settings.passwordAsymmetricEncryptionPrivateKey) {
+      r.problems.push('PasswordAsymmetricEncryptionPrivateKey: required when PasswordAsymmetricEncryption is True');
+    }
+  }
+  if (settings.oauthAuthentication && settings.negotiateAuthentication) {
+    r.problems.push('OAuthAuthentication: cannot be True together with NegotiateAuthentication');
+  }
+  if (settings.oauthAuthentication) {
+    if (!settings.oauthAuthority) r.problems.push('OAuthAuthority: required when OAuthAuthentication is True');
+    if (!settings.oauthClientId) r.problems.push('OAuthClientId: required when OAuthAuthentication is True');
+  }
+  if (settings.oauthAuthority) {
+    const authority = new URL(settings.oauthAuthority);
+    if (authority.protocol === 'http:' && !isLoopbackHost(authority.hostname)) {
+      r.problems.push('OAuthAuthority: http:// is accepted only for a loopback host');
+    }
+  }
+  if (settings.oauthForceRedirect && !/^(https?:\/\/|\/(?![/\\]))/i.test(settings.oauthForceRedirect)) {
+    r.problems.push('OAuthForceRedirect: expected an absolute http(s) URL or a local path');
+  }
+  if (
+    settings.outboundHttpMfaCertificateThumbprint &&
+    !/^[0-9a-f]{40}$/i.test(settings.outboundHttpMfaCertificateThumbprint.replace(/[:\s]/g, ''))
+  ) {
+    r.problems.push('OutboundHttpMfaCertificateThumbprint: expected a SHA-1 thumbprint (40 hex digits)');
+  }
+
+  if (r.problems.length > 0) throw new SettingsError(r.problems);
+  return settings;
+}
+
+export function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}

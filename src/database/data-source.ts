@@ -1,0 +1,42 @@
+import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
+import { MIGRATIONS } from './migrations';
+
+/** Key of the PostgreSQL advisory lock that serialises migrations across nodes starting together. */
+const MIGRATION_LOCK_KEY = 7_206_310_451;
+
+/**
+ * TypeORM options for a PostgreSQL URL. `synchronize` is never on: the schema comes from migrations.
+ * Entities are registered by feature modules through autoLoadEntities, so none are listed here.
+ */
+export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url,
+    synchronize: false,
+    migrationsRun: false,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    extra: { max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 },
+  };
+}
+
+/**
+ * Runs pending migrations on one connection that first takes a session advisory lock, so two nodes
+ * starting at once migrate one after the other and the second finds nothing left to do.
+ */
+export async function migrate(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  await runner.connect();
+  try {
+    await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      const executor = new MigrationExecutor(dataSource, runner);
+      executor.transaction = 'each';
+      await executor.executePendingMigrations();
+    } finally {
+      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } finally {
+    await runner.release();
+  }
+}

@@ -1,0 +1,58 @@
+import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { dataSourceOptions, migrate } from './data-source';
+import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
+
+/** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
+export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
+
+/** Starts the embedded PostgreSQL when no ConnectionString is set, and stops it on shutdown. */
+@Module({
+  providers: [
+    {
+      provide: EMBEDDED_POSTGRES,
+      inject: [SETTINGS],
+      useFactory: async (settings: AppSettings) =>
+        settings.connectionString ? null : startEmbeddedPostgres(settings.dataDirectory),
+    },
+  ],
+  exports: [EMBEDDED_POSTGRES],
+})
+export class EmbeddedPostgresModule implements OnApplicationShutdown {
+  constructor(@Inject(EMBEDDED_POSTGRES) private readonly embedded: EmbeddedPostgres | null) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    // TypeORM closes its pool in the same phase; give it a moment before the server goes away.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await this.embedded?.stop().catch(() => undefined);
+  }
+}
+
+/**
+ * PostgreSQL for the whole service: ConnectionString when set, otherwise the embedded PGlite.
+ * Migrations run before anything else can use the connection, under an advisory lock.
+ */
+@Global()
+@Module({
+  imports: [
+    EmbeddedPostgresModule,
+    TypeOrmModule.forRootAsync({
+      imports: [EmbeddedPostgresModule],
+      inject: [SETTINGS, EMBEDDED_POSTGRES],
+      useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null) => ({
+        ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20),
+        autoLoadEntities: true,
+        logging: ['error' as const],
+      }),
+      dataSourceFactory: async (options) => {
+        const dataSource = await new DataSource(options!).initialize();
+        await migrate(dataSource);
+        new Logger('Database').log('migrations applied');
+        return dataSource;
+      },
+    }),
+  ],
+})
+export class DatabaseModule {}

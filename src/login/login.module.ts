@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { SessionsModule } from '../sessions/sessions.module';
+import { UsersModule } from '../users/users.module';
+import { PasswordController } from './password.controller';
+import { PasswordSignIn } from './password-sign-in.service';
+import { PasswordTransport } from './password-transport';
+import { SignInCompletion } from './sign-in.service';
+
+/** Sign-in flows. Depends on sessions and users, never the other way. */
+@Module({
+  imports: [SessionsModule, UsersModule],
+  controllers: [PasswordController],
+  providers: [PasswordSignIn, PasswordTransport, SignInCompletion],
+  exports: [SignInCompletion, PasswordTransport],
+})
+export class LoginModule {}

@@ -1,0 +1,190 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AuthenticationTypeId, FailureTypeId, LogoutReasonId } from '../audit/audit.types';
+import { AuditWriter } from '../audit/audit.writer';
+import { IssuedToken } from '../auth/token.service';
+import { FieldProblem, ProblemError, badRequest, unauthorized } from '../common/problem';
+import { requestContext } from '../common/request-context';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { MfaProvider } from '../mfa/mfa.provider';
+import { SessionRevocation } from '../sessions/session-revocation.service';
+import { PasswordHasher } from '../users/password-hasher.service';
+import { passwordRuleProblems } from '../users/password-rules';
+import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
+import { ChangePasswordDto, PasswordSignInDto } from './login.dto';
+import { PasswordTransport } from './password-transport';
+import { SignInCompletion } from './sign-in.service';
+
+/** The one answer for every failed sign-in, whatever the cause (contract 3). */
+export const SIGN_IN_FAILED = 'The user name, password or passcode is not valid.';
+
+export type PasswordSignInResult = { kind: 'signedIn'; issued: IssuedToken } | { kind: 'mfaRequired' };
+
+/** The clear values of the password fields, after transport decryption; null where absent. */
+interface OpenedPasswords {
+  password: string | null;
+  passwordUnreadable: boolean;
+  newPassword: string | null;
+  repeatNewPassword: string | null;
+}
+
+/**
+ * Username and password sign-in (contract 3). Every failure answers the same 401 after the same work
+ * (an Argon2 verify, real or dummy), and writes its UserLogin row before answering.
+ */
+@Injectable()
+export class PasswordSignIn {
+  private readonly logger = new Logger('PasswordSignIn');
+
+  constructor(
+    private readonly accounts: UserAccounts,
+    private readonly hasher: PasswordHasher,
+    private readonly audit: AuditWriter,
+    private readonly transport: PasswordTransport,
+    private readonly completion: SignInCompletion,
+    private readonly revocation: SessionRevocation,
+    private readonly mfa: MfaProvider,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  async signIn(dto: PasswordSignInDto, req: Request, res: Response): Promise<PasswordSignInResult> {
+    const context = requestContext(req);
+    const opened = this.openPasswords(dto);
+    const attempt = opened.password ?? '';
+    const fail = async (failureTypeId: FailureTypeId, account: SignInAccount | null): Promise<never> => {
+      await this.audit.login({
+        createdUser: account?.name ?? dto.userName,
+        userRegistryId: account?.id ?? null,
+        tenantRegistryId: account?.tenantRegistryId ?? null,
+        authenticationTypeId: AuthenticationTypeId.UserNamePassword,
+        failureTypeId,
+        context,
+      });
+      throw unauthorized(SIGN_IN_FAILED);
+    };
+
+    const account = await this.accounts.findByName(dto.userName);
+    // Failures decided before any verify still count nothing and cost one dummy verify, like the rest.
+    const refuseEarly = async (failureTypeId: FailureTypeId): Promise<never> => {
+      await this.accounts.countNoAttempt();
+      await this.hasher.dummyVerify(attempt);
+      return fail(failureTypeId, account);
+    };
+    if (!account) return refuseEarly(FailureTypeId.NoUser);
+    if (!account.active) return refuseEarly(FailureTypeId.NotActive);
+    if (account.passwordLocked) return refuseEarly(FailureTypeId.PasswordLocked);
+    if (attempt === '' && !opened.passwordUnreadable) return refuseEarly(FailureTypeId.NoPassword);
+
+    const failures = await this.accounts.countAttempt(account.id);
+    const verified = opened.passwordUnreadable
+      ? (await this.hasher.dummyVerify(attempt), false)
+      : await this.hasher.verify(account.passwordHash, attempt);
+    if (!verified) {
+      await this.accounts.lockIfExceeded(account.id, failures);
+      return fail(FailureTypeId.PasswordMismatch, account);
+    }
+
+    // The password is right from here on: a step that stops the sign-in takes back its count.
+    if (this.accounts.isPasswordExpired(account) && dto.newPassword === undefined) {
+      await this.accounts.uncountAttempt(account.id);
+      await this.recordFailure(account, FailureTypeId.PasswordExpired, context);
+      throw new ProblemError(403, 'Forbidden', 'The password has expired and must be changed.', {
+        code: 'PasswordChangeRequired',
+      });
+    }
+    let newPassword: string | null = null;
+    if (dto.newPassword !== undefined) {
+      const problems = this.newPasswordProblems(account.wirePasswordHash, attempt, opened, dto.repeatNewPassword !== undefined);
+      if (problems.length > 0) {
+        await this.accounts.uncountAttempt(account.id);
+        await this.recordFailure(account, FailureTypeId.PasswordExpired, context);
+        throw badRequest('The new password is not acceptable.', problems);
+      }
+      newPassword = opened.newPassword;
+    }
+
+    if (this.settings.enableMultifactorAuthentication) {
+      if (!dto.mfa) {
+        await this.accounts.uncountAttempt(account.id);
+        return { kind: 'mfaRequired' };
+      }
+      const { ok } = await this.mfa.verify({ userName: account.name, passcode: dto.mfa });
+      if (!ok) {
+        // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
+        await this.accounts.lockIfExceeded(account.id, failures);
+        return fail(FailureTypeId.SecondFactorRejected, account);
+      }
+    }
+
+    if (newPassword !== null) await this.changePassword(account, newPassword, context);
+    const issued = await this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
+    return { kind: 'signedIn', issued };
+  }
+
+  /**
+   * ChangePassword for a signed-in caller: the current password must verify (a wrong one counts
+   * toward the lockout); every earlier session ends and the caller gets a new one.
+   */
+  async changeOwnPassword(userRegistryId: number, dto: ChangePasswordDto, req: Request, res: Response): Promise<IssuedToken> {
+    const context = requestContext(req);
+    const account = await this.accounts.findById(userRegistryId);
+    if (!account || !account.active || account.passwordLocked) throw unauthorized();
+    const opened = this.openPasswords(dto);
+    const failures = await this.accounts.countAttempt(account.id);
+    const verified = !opened.passwordUnreadable && (await this.hasher.verify(account.passwordHash, opened.password ?? ''));
+    if (!verified) {
+      await this.accounts.lockIfExceeded(account.id, failures);
+      throw badRequest('The password was not changed.', [{ field: 'password', message: 'is not the current password' }]);
+    }
+    await this.accounts.uncountAttempt(account.id);
+    const problems = this.newPasswordProblems(account.wirePasswordHash, opened.password!, opened, true);
+    if (problems.length > 0) throw badRequest('The new password is not acceptable.', problems);
+    await this.changePassword(account, opened.newPassword!, context);
+    return this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
+  }
+
+  private async changePassword(account: SignInAccount, newPassword: string, context: ReturnType<typeof requestContext>) {
+    await this.accounts.setPassword(account.id, await this.hasher.hash(newPassword));
+    await this.revocation.revokeAll(
+      { userRegistryId: account.id, userName: account.name, tenantRegistryId: account.tenantRegistryId },
+      { reasonId: LogoutReasonId.PasswordChanged, context },
+    );
+    this.logger.log(`password changed for user ${account.id}`);
+  }
+
+  private async recordFailure(account: SignInAccount, failureTypeId: FailureTypeId, context: ReturnType<typeof requestContext>) {
+    await this.audit.login({
+      createdUser: account.name,
+      userRegistryId: account.id,
+      tenantRegistryId: account.tenantRegistryId,
+      authenticationTypeId: AuthenticationTypeId.UserNamePassword,
+      failureTypeId,
+      context,
+    });
+  }
+
+  private openPasswords(dto: { password?: string; newPassword?: string; repeatNewPassword?: string }): OpenedPasswords {
+    const password = this.transport.open(dto.password);
+    return {
+      password,
+      passwordUnreadable: dto.password !== undefined && dto.password !== '' && password === null,
+      newPassword: this.transport.open(dto.newPassword),
+      repeatNewPassword: this.transport.open(dto.repeatNewPassword),
+    };
+  }
+
+  /** Every rule a new password breaks; strength rules are skipped for wire-hash users (the server sees a hash). */
+  private newPasswordProblems(wireHash: boolean, current: string, opened: OpenedPasswords, repeatGiven: boolean): FieldProblem[] {
+    const next = opened.newPassword;
+    if (next === null || next === '') return [{ field: 'newPassword', message: 'must be given and readable' }];
+    const problems = wireHash ? [] : passwordRuleProblems(next);
+    if (wireHash && !/^[0-9a-f]{64}$/.test(next)) {
+      problems.push({ field: 'newPassword', message: 'must be the SHA-256 wire hash of the new password' });
+    }
+    if (repeatGiven && opened.repeatNewPassword !== next) {
+      problems.push({ field: 'repeatNewPassword', message: 'must equal newPassword' });
+    }
+    if (next === current) problems.push({ field: 'newPassword', message: 'must differ from the current password' });
+    return problems;
+  }
+}

@@ -1,0 +1,94 @@
+import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiBadRequestResponse,
+  ApiForbiddenResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Authenticated, CurrentPrincipal, Public } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { notFound } from '../common/problem';
+import { UserAccounts } from '../users/user-accounts.service';
+import {
+  ChangePasswordDto,
+  MfaRequiredDto,
+  PasswordPublicKeyDto,
+  PasswordSignInDto,
+  TokenDto,
+  WirePasswordHashDto,
+  WirePasswordHashQueryDto,
+} from './login.dto';
+import { PasswordSignIn } from './password-sign-in.service';
+import { PasswordTransport } from './password-transport';
+import { SignInCompletion } from './sign-in.service';
+
+/** Username and password sign-in and the password transport helpers (contract 3). */
+@ApiTags('Authentication')
+@Controller('api/Authentication')
+export class PasswordController {
+  constructor(
+    private readonly signIn: PasswordSignIn,
+    private readonly completion: SignInCompletion,
+    private readonly transport: PasswordTransport,
+    private readonly accounts: UserAccounts,
+  ) {}
+
+  @Post('ByUserNamePassword')
+  @Public()
+  @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })
+  @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Password right; re-post with `mfa`.' })
+  @ApiForbiddenResponse({ description: 'Password expired: `code` is PasswordChangeRequired; re-post with newPassword.' })
+  @ApiBadRequestResponse({ description: 'newPassword breaks rules; `errors` lists every rule.' })
+  @ApiUnauthorizedResponse({ description: 'Any other failure, one answer for every cause.' })
+  @ApiNotFoundResponse({ description: 'OAuth or Negotiate is enabled.' })
+  async byUserNamePassword(
+    @Body() body: PasswordSignInDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TokenDto | MfaRequiredDto> {
+    if (!this.completion.passwordSchemeEnabled) throw notFound();
+    const result = await this.signIn.signIn(body, req, res);
+    if (result.kind === 'mfaRequired') {
+      res.status(202);
+      return { mfaRequired: true };
+    }
+    res.status(200);
+    return { token: result.issued.token, expiration: result.issued.expiration.toISOString() };
+  }
+
+  @Post('ChangePassword')
+  @HttpCode(200)
+  @Authenticated()
+  @ApiOkResponse({ type: TokenDto, description: 'Every earlier session ended; this is the new one.' })
+  @ApiBadRequestResponse({ description: 'Current password wrong, or the new one breaks rules.' })
+  async changePassword(
+    @Body() body: ChangePasswordDto,
+    @CurrentPrincipal() principal: Principal,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TokenDto> {
+    if (!this.completion.passwordSchemeEnabled) throw notFound();
+    const issued = await this.signIn.changeOwnPassword(principal.userRegistryId, body, req, res);
+    return { token: issued.token, expiration: issued.expiration.toISOString() };
+  }
+
+  @Post('WirePasswordHash')
+  @HttpCode(200)
+  @Public()
+  @ApiOkResponse({ type: WirePasswordHashDto, description: 'Unknown users answer false, like most users.' })
+  async wirePasswordHash(@Body() body: WirePasswordHashQueryDto): Promise<WirePasswordHashDto> {
+    const account = await this.accounts.findByName(body.userName);
+    return { wirePasswordHash: account?.wirePasswordHash ?? false };
+  }
+
+  @Get('PasswordPublicKey')
+  @Public()
+  @ApiOkResponse({ type: PasswordPublicKeyDto })
+  passwordPublicKey(): PasswordPublicKeyDto {
+    return { enabled: this.transport.enabled, algorithm: 'RSA-OAEP-256', publicKey: this.transport.publicKeyPem };
+  }
+}

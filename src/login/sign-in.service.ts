@@ -1,0 +1,56 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AuthenticationTypeId } from '../audit/audit.types';
+import { AuditWriter } from '../audit/audit.writer';
+import { SessionCookies } from '../auth/cookies';
+import { IssuedToken, TokenService } from '../auth/token.service';
+import { requestContext } from '../common/request-context';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { UserAccounts } from '../users/user-accounts.service';
+
+/** An identity established by any scheme. */
+export interface EstablishedIdentity {
+  id: number;
+  name: string;
+  tenantRegistryId: number;
+}
+
+/**
+ * The end every successful sign-in shares, whatever the scheme: the failure count reset, the
+ * UserLogin row written (before the answer), then the service's own JWT and both cookies.
+ */
+@Injectable()
+export class SignInCompletion {
+  constructor(
+    private readonly accounts: UserAccounts,
+    private readonly audit: AuditWriter,
+    private readonly tokens: TokenService,
+    private readonly cookies: SessionCookies,
+    @Inject(SETTINGS) readonly settings: AppSettings,
+  ) {}
+
+  async complete(
+    identity: EstablishedIdentity,
+    type: AuthenticationTypeId,
+    req: Request,
+    res: Response,
+  ): Promise<IssuedToken> {
+    await this.accounts.recordSuccess(identity.id);
+    await this.audit.login({
+      createdUser: identity.name,
+      userRegistryId: identity.id,
+      tenantRegistryId: identity.tenantRegistryId,
+      authenticationTypeId: type,
+      failureTypeId: null,
+      context: requestContext(req),
+    });
+    const issued = this.tokens.issue({ id: identity.id, name: identity.name });
+    this.cookies.set(req, res, issued);
+    return issued;
+  }
+
+  /** Username/password routes exist only when neither OAuth nor Negotiate is enabled (service.md 5.2). */
+  get passwordSchemeEnabled(): boolean {
+    return !this.settings.oauthAuthentication && !this.settings.negotiateAuthentication;
+  }
+}

@@ -1,0 +1,25 @@
+import 'reflect-metadata';
+import { createApp, listen } from './bootstrap';
+import { resolveSecrets } from './config/secrets';
+import { loadSettings, SettingsError } from './config/settings';
+
+async function main(): Promise<void> {
+  let settings;
+  try {
+    // The only place the environment is read.
+    settings = resolveSecrets(loadSettings(process.env));
+  } catch (error) {
+    if (error instanceof SettingsError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+  const app = await createApp(settings);
+  await listen(app, settings);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

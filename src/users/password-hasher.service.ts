@@ -1,0 +1,62 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import * as argon2 from 'argon2';
+import { createHash, randomBytes } from 'node:crypto';
+import { AppSettings, SETTINGS } from '../config/config.module';
+
+/**
+ * Argon2id at OWASP's minimum (m=19456 KiB, t=2, p=1). The node binding hashes on libuv's thread
+ * pool, so the event loop never waits on it. PasswordHashingKey, when set, is Argon2's secret (pepper).
+ */
+@Injectable()
+export class PasswordHasher implements OnModuleInit {
+  private readonly options: Parameters<typeof argon2.hash>[1] & { raw?: false };
+  private dummyHash = '';
+  private readonly secret: { secret: Buffer } | undefined;
+
+  constructor(@Inject(SETTINGS) settings: AppSettings) {
+    this.options = {
+      type: argon2.argon2id,
+      memoryCost: 19456,
+      timeCost: 2,
+      parallelism: 1,
+      ...(settings.passwordHashingKey ? { secret: Buffer.from(settings.passwordHashingKey, 'utf8') } : {}),
+    };
+    this.secret = this.options?.secret ? { secret: this.options.secret } : undefined;
+  }
+
+  async onModuleInit(): Promise<void> {
+    // A real hash of a random value, so a verify against it costs exactly what a real verify costs.
+    this.dummyHash = await this.hash(randomBytes(32).toString('hex'));
+  }
+
+  hash(password: string): Promise<string> {
+    return argon2.hash(password, { ...this.options, raw: false });
+  }
+
+  /** Constant-time verify (inside argon2); false for a malformed stored hash instead of throwing. */
+  async verify(stored: string | null, password: string): Promise<boolean> {
+    if (!stored) {
+      await this.dummyVerify(password);
+      return false;
+    }
+    try {
+      return await argon2.verify(stored, password, this.secret);
+    } catch {
+      return false;
+    }
+  }
+
+  /** The same work as a verify, for failures that have no stored hash to check (unknown user…). */
+  async dummyVerify(password: string): Promise<void> {
+    try {
+      await argon2.verify(this.dummyHash, password || '-', this.secret);
+    } catch {
+      /* the outcome is irrelevant, only the time spent */
+    }
+  }
+}
+
+/** What the browser sends for a WirePasswordHash user: lowercase hex SHA-256 of (password + userName). */
+export function wireHash(password: string, userName: string): string {
+  return createHash('sha256').update(password + userName, 'utf8').digest('hex');
+}
