@@ -16,6 +16,9 @@ export interface SignInAccount {
   tenantRegistryId: number;
 }
 
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 const ACCOUNT_COLUMNS = `
   u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash",
   (u."Active" AND t."Active") AS active, u."PasswordLocked" AS "passwordLocked",
@@ -38,8 +41,13 @@ export class UserAccounts {
     private readonly clock: Clock,
   ) {}
 
-  /** Case-insensitive match of a user name among users that are not deleted. */
+  /**
+   * Case-insensitive match of a user name among users that are not deleted. A name with a control
+   * character can never match (names are refused with them) and is not sent to PostgreSQL, which
+   * rejects NUL in text.
+   */
   async findByName(name: string): Promise<SignInAccount | null> {
+    if (CONTROL_CHARACTER.test(name)) return null;
     const rows: SignInAccount[] = await this.dataSource.query(
       `SELECT ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} WHERE lower(u."Name") = lower($1) AND NOT u."Deleted"`,
       [name],
@@ -57,9 +65,11 @@ export class UserAccounts {
 
   /** Counts an attempt before its verify, atomically, so concurrent wrong passwords each count. */
   async countAttempt(id: number): Promise<number> {
+    // Wrapped in a CTE so TypeORM returns the rows (it returns [rows, count] for a bare UPDATE).
     const rows: { count: number }[] = await this.dataSource.query(
-      `UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
-       RETURNING "FailedPasswordCount" AS count`,
+      `WITH counted AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
+                        RETURNING "FailedPasswordCount")
+       SELECT "FailedPasswordCount" AS count FROM counted`,
       [id],
     );
     return rows[0]?.count ?? 0;
@@ -68,8 +78,9 @@ export class UserAccounts {
   /** The same statement shape for an attempt with no account, so both paths do the same work. */
   async countNoAttempt(): Promise<void> {
     await this.dataSource.query(
-      `UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
-       RETURNING "FailedPasswordCount" AS count`,
+      `WITH counted AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
+                        RETURNING "FailedPasswordCount")
+       SELECT "FailedPasswordCount" AS count FROM counted`,
       [-1],
     );
   }
