@@ -1,14 +1,35 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { PasswordTransport } from '../login/password-transport';
+import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
 import { REGISTRY_ENTITIES } from './registry.entities';
+import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
+import { RoleRegistryService } from './role-registry.service';
 import { SeedService } from './seed.service';
+import { ServiceChangePublisher } from './service-change.publisher';
+import { TenantRegistryController } from './tenant-registry.controller';
+import { TenantRegistryService } from './tenant-registry.service';
 import { UserAccounts } from './user-accounts.service';
+import { UserRegistryController } from './user-registry.controller';
+import { UserRegistryService } from './user-registry.service';
 
 /** Tenants, roles, permissions, users and API keys: the registry. */
 @Module({
-  imports: [TypeOrmModule.forFeature(REGISTRY_ENTITIES)],
-  providers: [PasswordHasher, SeedService, UserAccounts],
-  exports: [PasswordHasher, UserAccounts, TypeOrmModule],
+  imports: [TypeOrmModule.forFeature(REGISTRY_ENTITIES), SessionsModule],
+  controllers: [TenantRegistryController, RoleRegistryController, PermissionSpecificationController, UserRegistryController],
+  providers: [
+    PasswordHasher,
+    SeedService,
+    UserAccounts,
+    ServiceChangePublisher,
+    TenantRegistryService,
+    RoleRegistryService,
+    UserRegistryService,
+    // Admin password fields travel under the same RSA-OAEP transport as sign-in (contract 3); the
+    // class is stateless apart from the settings, so this module keeps its own instance.
+    PasswordTransport,
+  ],
+  exports: [PasswordHasher, UserAccounts, ServiceChangePublisher, RoleRegistryService, TypeOrmModule],
 })
 export class UsersModule {}

@@ -1,0 +1,54 @@
+import { applyDecorators } from '@nestjs/common';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { conflict } from '../common/problem';
+
+/** Bound of every registry name and of Email (contract 6 and 12). */
+export const NAME_MAX = 256;
+export const EMAIL_MAX = 256;
+/** Password fields may carry RSA-OAEP ciphertext in base64 (see PasswordTransport). */
+export const PASSWORD_FIELD_MAX = 2048;
+
+// Contract 12's control characters: C0 (tab included), DEL and C1.
+// eslint-disable-next-line no-control-regex
+const NO_CONTROL_NOT_BLANK = /^(?=.*\S)[^\u0000-\u001f\u007f-\u009f]*$/su;
+// eslint-disable-next-line no-control-regex
+const EMAIL = /^$|^[^\s@\u0000-\u001f\u007f-\u009f]+@[^\s@\u0000-\u001f\u007f-\u009f]+$/u;
+
+/**
+ * A registry name: 1 to 256 characters, not blank, no control characters. A name with control
+ * characters is refused rather than silently stripped, so what the administrator typed is what the
+ * user signs in with.
+ */
+export function IsRegistryName(): PropertyDecorator {
+  return applyDecorators(
+    IsString(),
+    MinLength(1),
+    MaxLength(NAME_MAX),
+    Matches(NO_CONTROL_NOT_BLANK, { message: '$property must not be blank nor contain control characters' }),
+  );
+}
+
+/** An e-mail address: at most 256 characters (longer is refused, never truncated); empty clears it. */
+export function IsRegistryEmail(): PropertyDecorator {
+  return applyDecorators(
+    IsString(),
+    MaxLength(EMAIL_MAX),
+    Matches(EMAIL, { message: '$property must be an e-mail address' }),
+  );
+}
+
+/** True for PostgreSQL's unique_violation, so a duplicate name answers 409 even under a race. */
+export function isUniqueViolation(error: unknown): boolean {
+  const driverError = (error as { driverError?: { code?: unknown }; code?: unknown } | null) ?? null;
+  return driverError?.code === '23505' || driverError?.driverError?.code === '23505';
+}
+
+/** Runs `work`, turning a unique violation into a 409 problem with `detail`. */
+export async function uniqueOr409<T>(work: () => Promise<T>, detail: string): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isUniqueViolation(error)) throw conflict(detail);
+    throw error;
+  }
+}

@@ -1,0 +1,66 @@
+import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { Permission } from './permissions';
+import { RegistryIdPipe } from './registry-id.pipe';
+import { CreateRoleDto, PermissionSpecificationDto, RoleDto, UpdateRoleDto } from './role-registry.dto';
+import { RoleRegistryService } from './role-registry.service';
+
+/** Roles of the caller's tenant (contract 6): permission 34. */
+@ApiTags('Registry')
+@Controller('api/RoleRegistry')
+export class RoleRegistryController {
+  constructor(private readonly roles: RoleRegistryService) {}
+
+  @Get()
+  @Authenticated({ permission: Permission.ReadWriteSecurityRole })
+  @ApiOkResponse({ type: [RoleDto], description: 'The caller\'s tenant; every tenant for a landlord.' })
+  list(@CurrentPrincipal() principal: Principal): Promise<RoleDto[]> {
+    return this.roles.list(principal);
+  }
+
+  @Post()
+  @Authenticated({ permission: Permission.ReadWriteSecurityRole })
+  @ApiCreatedResponse({ type: RoleDto })
+  @ApiBadRequestResponse({ description: 'Invalid name, or an unknown permission id.' })
+  @ApiNotFoundResponse({ description: 'tenantRegistryId is not a tenant the caller administers.' })
+  @ApiConflictResponse({ description: 'A role with this name exists in the tenant.' })
+  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateRoleDto): Promise<RoleDto> {
+    return this.roles.create(principal, body);
+  }
+
+  @Put(':id')
+  @Authenticated({ permission: Permission.ReadWriteSecurityRole })
+  @ApiOkResponse({ type: RoleDto })
+  @ApiNotFoundResponse({ description: 'No such role in the caller\'s tenant.' })
+  @ApiConflictResponse({ description: 'A role with this name exists in the tenant.' })
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id', RegistryIdPipe) id: number,
+    @Body() body: UpdateRoleDto,
+  ): Promise<RoleDto> {
+    return this.roles.update(principal, id, body);
+  }
+}
+
+/** The permission catalogue, for any authenticated caller (the pages build their role editor from it). */
+@ApiTags('Registry')
+@Controller('api/PermissionSpecification')
+export class PermissionSpecificationController {
+  constructor(private readonly roles: RoleRegistryService) {}
+
+  @Get()
+  @Authenticated()
+  @ApiOkResponse({ type: [PermissionSpecificationDto] })
+  list(): Promise<PermissionSpecificationDto[]> {
+    return this.roles.listPermissions();
+  }
+}

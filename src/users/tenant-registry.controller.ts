@@ -1,0 +1,38 @@
+import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Authenticated } from '../auth/decorators';
+import { RegistryIdPipe } from './registry-id.pipe';
+import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
+import { TenantRegistryService } from './tenant-registry.service';
+
+/** Tenants (contract 6): landlord users only. */
+@ApiTags('Registry')
+@Controller('api/TenantRegistry')
+export class TenantRegistryController {
+  constructor(private readonly tenants: TenantRegistryService) {}
+
+  @Get()
+  @Authenticated({ landlord: true })
+  @ApiOkResponse({ type: [TenantDto] })
+  list(): Promise<TenantDto[]> {
+    return this.tenants.list();
+  }
+
+  @Post()
+  @Authenticated({ landlord: true })
+  @ApiCreatedResponse({ type: TenantDto })
+  @ApiBadRequestResponse({ description: 'Name missing, too long or with control characters.' })
+  @ApiConflictResponse({ description: 'A tenant with this name exists.' })
+  create(@Body() body: CreateTenantDto): Promise<TenantDto> {
+    return this.tenants.create(body);
+  }
+
+  @Put(':id')
+  @Authenticated({ landlord: true })
+  @ApiOkResponse({ type: TenantDto })
+  @ApiNotFoundResponse({ description: 'No such tenant.' })
+  @ApiConflictResponse({ description: 'Duplicate name, or deactivating the landlord tenant.' })
+  update(@Param('id', RegistryIdPipe) id: number, @Body() body: UpdateTenantDto): Promise<TenantDto> {
+    return this.tenants.update(id, body);
+  }
+}

@@ -1,0 +1,195 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { LogoutReasonId } from '../audit/audit.types';
+import type { Principal } from '../auth/principal';
+import { Clock } from '../common/clock';
+import { badRequest, conflict, FieldProblem, notFound, serviceUnavailable } from '../common/problem';
+import { RequestContext } from '../common/request-context';
+import { PasswordTransport } from '../login/password-transport';
+import { SessionRevocation } from '../sessions/session-revocation.service';
+import { PasswordHasher } from './password-hasher.service';
+import { passwordRuleProblems } from './password-rules';
+import { refuseEscalation, tenantScope } from './registry-scope';
+import { uniqueOr409 } from './registry-validation';
+import { RoleRegistryService } from './role-registry.service';
+import { ServiceChangePublisher } from './service-change.publisher';
+import { UserAccounts } from './user-accounts.service';
+import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
+
+/** Every column a page needs, never the password hash. Deleted users are absent. */
+const USER_SELECT = `
+  SELECT u."Id" AS id, u."Name" AS name, u."Email" AS email, u."RoleRegistryId" AS "roleRegistryId", r."Name" AS "roleName",
+         r."TenantRegistryId" AS "tenantRegistryId", t."Name" AS "tenantName", u."Active" AS active,
+         u."PasswordLocked" AS "passwordLocked", u."PasswordLockedDate" AS "passwordLockedDate",
+         u."FailedPasswordCount" AS "failedPasswordCount", u."PasswordExpiryDate" AS "passwordExpiryDate",
+         u."PasswordCreatedDate" AS "passwordCreatedDate", u."LastLoginDate" AS "lastLoginDate",
+         u."WirePasswordHash" AS "wirePasswordHash", u."CreatedDate" AS "createdDate", u."CreatedUser" AS "createdUser"
+    FROM "UserRegistry" u
+    JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
+    JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
+   WHERE NOT u."Deleted" AND ($1::int IS NULL OR r."TenantRegistryId" = $1)`;
+const DUPLICATE = 'A user with this name already exists.';
+const NO_USER = 'No such user.';
+const NO_ROLE = 'No such role.';
+
+/** Result of reading a password field: the value to hash, or every problem found. */
+type PasswordValue = { value: string } | { problems: FieldProblem[] };
+
+/**
+ * Users of the caller's tenant (a landlord: every tenant): create, edit, unlock, deactivate, delete,
+ * reset passwords. Changes that must end sessions (deactivate, delete, reset) revoke first: when the
+ * revocation cannot be written nothing else changes and the caller gets 503, so a "done" answer always
+ * means the old sessions are gone.
+ */
+@Injectable()
+export class UserRegistryService {
+  private readonly logger = new Logger('UserRegistry');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly roles: RoleRegistryService,
+    private readonly accounts: UserAccounts,
+    private readonly hasher: PasswordHasher,
+    private readonly transport: PasswordTransport,
+    private readonly revocation: SessionRevocation,
+    private readonly changes: ServiceChangePublisher,
+    private readonly clock: Clock,
+  ) {}
+
+  list(principal: Principal): Promise<UserDto[]> {
+    return this.dataSource.query(`${USER_SELECT} ORDER BY u."Id"`, [tenantScope(principal)]);
+  }
+
+  async get(principal: Principal, id: number): Promise<UserDto> {
+    const user = await this.find(principal, id);
+    if (!user) throw notFound(NO_USER);
+    return user;
+  }
+
+  async create(principal: Principal, body: CreateUserDto): Promise<UserDto> {
+    const role = await this.roles.find(principal, body.roleRegistryId);
+    if (!role) throw notFound(NO_ROLE);
+    refuseEscalation(principal, role.permissions, 'give a user this role');
+    const wire = body.wirePasswordHash ?? false;
+    const password = this.readPassword(body.password, wire);
+    if ('problems' in password) throw badRequest('The password is not acceptable.', password.problems);
+    const hash = await this.hasher.hash(password.value);
+    const id = await uniqueOr409(
+      () =>
+        this.dataSource.transaction(async (manager) => {
+          const [row]: { id: number }[] = await manager.query(
+            `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Email", "Active", "CreatedDate", "CreatedUser")
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING "Id" AS id`,
+            [role.id, body.name, emptyToNull(body.email), body.active ?? true, this.clock.now(), principal.userName],
+          );
+          await this.accounts.setPassword(row.id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? false, manager });
+          return row.id;
+        }),
+      DUPLICATE,
+    );
+    await this.changes.publish('UserRegistry', id, 'created');
+    return this.get(principal, id);
+  }
+
+  async update(principal: Principal, id: number, body: UpdateUserDto, context: RequestContext): Promise<UserDto> {
+    const user = await this.editable(principal, id);
+    let roleId: number | null = null;
+    if (body.roleRegistryId !== undefined && body.roleRegistryId !== null && body.roleRegistryId !== user.roleRegistryId) {
+      const role = await this.roles.find(principal, body.roleRegistryId);
+      if (!role) throw notFound(NO_ROLE);
+      refuseEscalation(principal, role.permissions, 'give a user this role');
+      roleId = role.id;
+    }
+    const deactivating = body.active === false && user.active;
+    if (deactivating) {
+      if (user.id === principal.userRegistryId) throw conflict('You cannot deactivate your own account.');
+      await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
+    }
+    const now = this.clock.now();
+    await this.dataSource.query(
+      `UPDATE "UserRegistry"
+          SET "Email" = CASE WHEN $2 THEN $3 ELSE "Email" END,
+              "RoleRegistryId" = COALESCE($4, "RoleRegistryId"),
+              "Active" = COALESCE($5, "Active"),
+              "PasswordLocked" = COALESCE($6, "PasswordLocked"),
+              "PasswordLockedDate" = CASE WHEN $6 IS NULL THEN "PasswordLockedDate"
+                                          WHEN $6 THEN COALESCE("PasswordLockedDate", $7)
+                                          ELSE NULL END,
+              "FailedPasswordCount" = CASE WHEN $6 = false THEN 0 ELSE "FailedPasswordCount" END
+        WHERE "Id" = $1 AND NOT "Deleted"`,
+      [id, body.email !== undefined, emptyToNull(body.email), roleId, body.active ?? null, body.passwordLocked ?? null, now],
+    );
+    await this.changes.publish('UserRegistry', id, 'updated');
+    return this.get(principal, id);
+  }
+
+  /** Soft delete: the row stays for the audit trails; the name becomes free for a new user. */
+  async delete(principal: Principal, id: number, context: RequestContext): Promise<void> {
+    const user = await this.editable(principal, id);
+    if (user.id === principal.userRegistryId) throw conflict('You cannot delete your own account.');
+    await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
+    await this.dataSource.query(`UPDATE "UserRegistry" SET "Deleted" = true WHERE "Id" = $1`, [id]);
+    await this.changes.publish('UserRegistry', id, 'deleted');
+  }
+
+  /**
+   * An administrator's reset. The lock and the failure count are left alone (only PUT passwordLocked
+   * false unlocks), so a reset cannot be used to bypass a lockout unnoticed.
+   */
+  async resetPassword(principal: Principal, id: number, body: ResetPasswordDto, context: RequestContext): Promise<void> {
+    const user = await this.editable(principal, id);
+    const wire = body.wirePasswordHash ?? false;
+    const password = this.readPassword(body.password, wire);
+    if ('problems' in password) throw badRequest('The password is not acceptable.', password.problems);
+    const hash = await this.hasher.hash(password.value);
+    await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context);
+    await this.accounts.setPassword(id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? true });
+    await this.changes.publish('UserRegistry', id, 'updated');
+  }
+
+  private async find(principal: Principal, id: number): Promise<UserDto | null> {
+    const rows: UserDto[] = await this.dataSource.query(`${USER_SELECT} AND u."Id" = $2`, [tenantScope(principal), id]);
+    return rows[0] ?? null;
+  }
+
+  /** A user the caller may change: in scope (else 404) and not holding more than the caller (else 403). */
+  private async editable(principal: Principal, id: number): Promise<UserDto> {
+    const user = await this.get(principal, id);
+    const role = await this.roles.find(principal, user.roleRegistryId);
+    refuseEscalation(principal, role?.permissions ?? [], 'change this user');
+    return user;
+  }
+
+  private async endSessions(principal: Principal, user: UserDto, reasonId: LogoutReasonId, context: RequestContext): Promise<void> {
+    try {
+      await this.revocation.revokeAll(
+        { userRegistryId: user.id, userName: user.name, tenantRegistryId: user.tenantRegistryId },
+        { reasonId, context, cutByUser: principal.userName },
+      );
+    } catch (error) {
+      this.logger.error(`could not end the sessions of user ${user.id}; nothing changed: ${(error as Error).message}`);
+      throw serviceUnavailable('The user\'s sessions could not be ended; nothing was changed.');
+    }
+  }
+
+  /**
+   * Opens the transport encryption, then checks the value: a wire hash must be 64 hex characters
+   * (stored lowercase, as the browser sends it); a plaintext password must pass every rule.
+   */
+  private readPassword(field: string, wirePasswordHash: boolean): PasswordValue {
+    const value = this.transport.open(field);
+    if (value === null) return { problems: [{ field: 'password', message: 'could not be decrypted' }] };
+    if (wirePasswordHash) {
+      return /^[0-9a-fA-F]{64}$/.test(value)
+        ? { value: value.toLowerCase() }
+        : { problems: [{ field: 'password', message: 'must be the 64-character hex SHA-256 wire hash' }] };
+    }
+    const problems = passwordRuleProblems(value, 'password');
+    return problems.length > 0 ? { problems } : { value };
+  }
+}
+
+function emptyToNull(value: string | null | undefined): string | null {
+  return value === undefined || value === null || value === '' ? null : value;
+}
