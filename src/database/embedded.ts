@@ -17,10 +17,10 @@ export async function startEmbeddedPostgres(dataDirectory: string): Promise<Embe
   const logger = new Logger('EmbeddedPostgres');
   const directory = resolve(dataDirectory, 'pglite');
   mkdirSync(directory, { recursive: true });
-  // Both packages are ESM only; Node 20.19+ loads them from CommonJS.
-  const { PGlite } = await import('@electric-sql/pglite');
-  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
-  const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
+  // Loaded only in embedded mode (their CommonJS builds), so a node on a real server never loads PGlite.
+  const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
+  const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as typeof import('@electric-sql/pglite/contrib/pg_trgm');
+  const { PGLiteSocketServer } = require('@electric-sql/pglite-socket') as typeof import('@electric-sql/pglite-socket');
   const db = await PGlite.create(directory, { extensions: { pg_trgm } });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: 16 });
   await server.start();

@@ -1,0 +1,71 @@
+import { loadSettings, SettingsError } from './settings';
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadSettings(env);
+    return [];
+  } catch (error) {
+    if (error instanceof SettingsError) return error.problems;
+    throw error;
+  }
+}
+
+describe('settings (contract 1)', () => {
+  it('applies the documented defaults', () => {
+    const s = loadSettings({});
+    expect(s).toMatchObject({
+      port: 5001,
+      dataDirectory: './data',
+      connectionString: null,
+      redisConnectionString: null,
+      passwordAttempts: 3,
+      sessionCookie: true,
+      csrfOriginCheck: true,
+      secureHttpCookie: false,
+      trustProxy: false,
+      sessionAbsoluteLifetimeMs: 720 * 60_000,
+      revokedSessionCheckMs: 30_000,
+      archiverWarnThresholdMilliseconds: 10_000,
+      multifactorAuthenticationClientKey: 'DefaultMultifactorClientKey-ChangeMe',
+    });
+  });
+
+  it('accepts every boolean spelling and interval unit', () => {
+    for (const [text, value] of [['True', true], ['true', true], ['1', true], ['False', false], ['false', false], ['0', false]] as const) {
+      expect(loadSettings({ SessionCookie: text }).sessionCookie).toBe(value);
+    }
+    expect(loadSettings({ SessionAbsoluteLifetimeInterval: 'h', SessionAbsoluteLifetimeIntervalValue: '2' }).sessionAbsoluteLifetimeMs).toBe(7_200_000);
+    expect(loadSettings({ RevokedSessionCheckInterval: 'd', RevokedSessionCheckIntervalValue: '1' }).revokedSessionCheckMs).toBe(86_400_000);
+  });
+
+  it('refuses to start listing one line per bad variable', () => {
+    expect(problems({ Port: 'eighty', SessionCookie: 'yes', SessionAbsoluteLifetimeInterval: 'w', ConnectionString: 'mysql://x' })).toEqual([
+      expect.stringMatching(/^Port:/),
+      expect.stringMatching(/^ConnectionString:/),
+      expect.stringMatching(/^SessionCookie:/),
+      expect.stringMatching(/^SessionAbsoluteLifetimeInterval:/),
+    ]);
+  });
+
+  it('refuses production without secrets, asymmetric transport without keys, and OAuth with Negotiate', () => {
+    expect(problems({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^JwtKey:/), expect.stringMatching(/^ApiHmacKey:/)]);
+    expect(problems({ PasswordAsymmetricEncryption: 'True', PasswordAsymmetricEncryptionPublicKey: 'x' })).toEqual([
+      expect.stringMatching(/^PasswordAsymmetricEncryptionPrivateKey:/),
+    ]);
+    expect(problems({ OAuthAuthentication: 'True', NegotiateAuthentication: 'True', OAuthAuthority: 'https://idp.example', OAuthClientId: 'c' })).toEqual([
+      expect.stringMatching(/^OAuthAuthentication: cannot be True together with NegotiateAuthentication/),
+    ]);
+    expect(problems({ JwtKey: 'too-short' })).toEqual([expect.stringMatching(/^JwtKey: must be at least 32 bytes/)]);
+    expect(problems({ OAuthAuthority: 'http://idp.example.com' })).toEqual([expect.stringMatching(/^OAuthAuthority: http/)]);
+    expect(problems({ OAuthAuthority: 'http://127.0.0.1:4000' })).toEqual([]);
+  });
+
+  it('reads PEM keys with literal \\n as newlines', () => {
+    const s = loadSettings({
+      PasswordAsymmetricEncryption: 'True',
+      PasswordAsymmetricEncryptionPublicKey: '-----BEGIN PUBLIC KEY-----\\nAAA\\n-----END PUBLIC KEY-----',
+      PasswordAsymmetricEncryptionPrivateKey: 'x',
+    });
+    expect(s.passwordAsymmetricEncryptionPublicKey).toBe('-----BEGIN PUBLIC KEY-----\nAAA\n-----END PUBLIC KEY-----');
+  });
+});

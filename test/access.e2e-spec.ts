@@ -1,0 +1,37 @@
+import { startTestApp, TestApp } from './helpers/app';
+import { Browser } from './helpers/http';
+
+/**
+ * Deny by default: every route in the OpenAPI document that is not marked public must refuse an
+ * anonymous caller with 401. New routes are picked up automatically.
+ */
+describe('every protected route refuses an anonymous caller', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('answers 401 problem+json to anonymous calls of every non-public operation', async () => {
+    const { signInAdministrator } = await import('./helpers/users');
+    const { token } = await signInAdministrator(t);
+    const document = (await new Browser(t.url).get('/swagger/v1/swagger.json', { authorization: `Bearer ${token}` })).json;
+    const operations: Array<{ method: string; path: string }> = [];
+    const publicOperations: string[] = [];
+    for (const [path, item] of Object.entries<Record<string, { security?: unknown[] }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const concrete = path.replace(/\{[^}]+\}/g, '1');
+        if (Array.isArray(operation.security) && operation.security.length === 0) publicOperations.push(`${method} ${path}`);
+        else operations.push({ method: method.toUpperCase(), path: concrete });
+      }
+    }
+    expect(operations.length).toBeGreaterThan(0);
+    expect(publicOperations).toEqual(expect.arrayContaining(['post /api/Authentication/ByUserNamePassword']));
+    const anonymous = new Browser(t.url);
+    for (const { method, path } of operations) {
+      const res = await anonymous.request(method, path, method === 'GET' ? {} : { body: {} });
+      expect({ method, path, status: res.status }).toEqual({ method, path, status: 401 });
+      expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    }
+  });
+});
