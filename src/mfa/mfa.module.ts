@@ -1,17 +1,16 @@
-import { Global, Injectable, Module } from '@nestjs/common';
-import { MfaProvider, MfaVerification } from './mfa.provider';
+import { Global, Module } from '@nestjs/common';
+import { MfaMockController } from './mfa-mock.controller';
+import { MfaProvider } from './mfa.provider';
+import { OtpMfaProvider } from './otp-mfa.provider';
 
-/** Refuses every passcode until the one-time-passcode provider is bound (fail closed). */
-@Injectable()
-class RefusingMfaProvider extends MfaProvider {
-  async verify(_request: MfaVerification): Promise<{ ok: boolean }> {
-    return { ok: false };
-  }
-}
-
+/**
+ * The second factor (service.md 5.3): the one shipped one-time-passcode provider bound to the
+ * MfaProvider port, and the bundled mock endpoint it talks to by default.
+ */
 @Global()
 @Module({
-  providers: [{ provide: MfaProvider, useClass: RefusingMfaProvider }],
+  controllers: [MfaMockController],
+  providers: [{ provide: MfaProvider, useClass: OtpMfaProvider }],
   exports: [MfaProvider],
 })
 export class MfaModule {}
