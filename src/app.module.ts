@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { BusModule } from './bus/bus.module';
@@ -11,6 +12,7 @@ import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { UsersModule } from './users/users.module';
+import { WebModule } from './web/web.module';
 
 @Module({})
 export class AppModule {
@@ -24,10 +26,12 @@ export class AppModule {
         BusModule,
         AuditModule,
         AuthModule,
+        ApiKeysModule,
         MfaModule,
         UsersModule,
         SessionsModule,
         LoginModule,
+        WebModule,
       ],
     };
   }

@@ -1,0 +1,87 @@
+import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Authenticator } from '../auth/authenticator.service';
+import { Public } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { notFound } from '../common/problem';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { pageShell, setSecurityHeaders } from './html';
+import { findPage, PageAccess, PAGES } from './pages';
+import { isLocalReturnUrl } from './return-url';
+import { WebAssets } from './web-assets.service';
+
+function mayOpen(principal: Principal, access: PageAccess): boolean {
+  if (access === 'anonymous' || access === 'session') return true;
+  if (principal.landlord) return true;
+  if (access === 'landlord') return false;
+  return principal.permissions.includes(access.permission);
+}
+
+/**
+ * Serves the page shells (contract 11). The routes are public so that a browser without a session is
+ * redirected to the sign-in page (and back afterwards) rather than shown a 401 body; the data each
+ * page shows still comes from the authenticated API.
+ */
+@ApiExcludeController()
+@Controller()
+export class PagesController {
+  constructor(
+    private readonly authenticator: Authenticator,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  @Get(PAGES.map((page) => page.path))
+  @Public()
+  async page(@Req() req: Request, @Res() res: Response): Promise<void> {
+    const page = findPage(req.path);
+    if (!page) throw notFound();
+    setSecurityHeaders(res);
+    res.setHeader('Cache-Control', 'no-store');
+
+    if (page.path === '/Account/Login' && this.settings.oauthAuthentication && req.query.error === undefined) {
+      // Straight to the identity provider (service.md 5.2); after a failed return (?error=) the page
+      // is shown instead, so a refusing provider cannot cause a redirect loop.
+      const returnUrl = req.query.returnUrl;
+      const query = isLocalReturnUrl(returnUrl) ? `?returnUrl=${encodeURIComponent(returnUrl)}` : '';
+      res.redirect(302, `/api/Authentication/OAuth/Login${query}`);
+      return;
+    }
+
+    if (page.access !== 'anonymous') {
+      const principal = await this.authenticator.tryAuthenticate(req, res);
+      if (!principal) {
+        const back = isLocalReturnUrl(req.originalUrl) ? req.originalUrl : page.path;
+        res.redirect(302, `/Account/Login?returnUrl=${encodeURIComponent(back)}`);
+        return;
+      }
+      if (!mayOpen(principal, page.access)) {
+        res.status(403).type('html').send(pageShell(page, { status: 'forbidden' }));
+        return;
+      }
+    }
+    res.status(200).type('html').send(pageShell(page));
+  }
+}
+
+/** The pages' scripts, styles and icon, from memory (see WebAssets). */
+@ApiExcludeController()
+@Controller('assets')
+export class AssetsController {
+  constructor(private readonly assets: WebAssets) {}
+
+  @Get(':name')
+  @Public()
+  asset(@Param('name') name: string, @Req() req: Request, @Res() res: Response): void {
+    const asset = this.assets.get(name);
+    if (!asset) throw notFound();
+    setSecurityHeaders(res);
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('ETag', asset.etag);
+    if (req.get('if-none-match') === asset.etag) {
+      res.status(304).end();
+      return;
+    }
+    res.status(200).type(asset.contentType).send(asset.body);
+  }
+}
