@@ -1,6 +1,5 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
-import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { BusModule } from './bus/bus.module';
@@ -26,7 +25,6 @@ export class AppModule {
         BusModule,
         AuditModule,
         AuthModule,
-        ApiKeysModule,
         MfaModule,
         UsersModule,
         SessionsModule,
