@@ -1,16 +1,41 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import * as argon2 from 'argon2';
 import { createHash, randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /**
+ * Lets at most `limit` tasks run at once; the rest wait in order. Argon2 is CPU-bound: with one hash
+ * per core the event loop's own thread is starved (40 concurrent sign-ins on 2 cores blocked it for
+ * 40 ms), so hashing leaves one core to the event loop.
+ */
+class Semaphore {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  constructor(private readonly limit: number) {}
+
+  async run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+    this.running++;
+    try {
+      return await task();
+    } finally {
+      this.running--;
+      this.waiting.shift()?.();
+    }
+  }
+}
+
+/**
  * Argon2id at OWASP's minimum (m=19456 KiB, t=2, p=1). The node binding hashes on libuv's thread
- * pool, so the event loop never waits on it. PasswordHashingKey, when set, is Argon2's secret (pepper).
+ * pool, so the event loop never waits on it, and at most (cores - 1) hashes run at once so the event
+ * loop keeps a core. PasswordHashingKey, when set, is Argon2's secret (pepper).
  */
 @Injectable()
 export class PasswordHasher implements OnModuleInit {
   private readonly options: Parameters<typeof argon2.hash>[1] & { raw?: false };
   private dummyHash = '';
+  private readonly gate = new Semaphore(Math.max(1, availableParallelism() - 1));
   private readonly secret: { secret: Buffer } | undefined;
 
   constructor(@Inject(SETTINGS) settings: AppSettings) {
@@ -30,7 +55,7 @@ export class PasswordHasher implements OnModuleInit {
   }
 
   hash(password: string): Promise<string> {
-    return argon2.hash(password, { ...this.options, raw: false });
+    return this.gate.run(() => argon2.hash(password, { ...this.options, raw: false }));
   }
 
   /** Constant-time verify (inside argon2); false for a malformed stored hash instead of throwing. */
@@ -40,7 +65,7 @@ export class PasswordHasher implements OnModuleInit {
       return false;
     }
     try {
-      return await argon2.verify(stored, password, this.secret);
+      return await this.gate.run(() => argon2.verify(stored, password, this.secret));
     } catch {
       return false;
     }
@@ -49,7 +74,7 @@ export class PasswordHasher implements OnModuleInit {
   /** The same work as a verify, for failures that have no stored hash to check (unknown user…). */
   async dummyVerify(password: string): Promise<void> {
     try {
-      await argon2.verify(this.dummyHash, password || '-', this.secret);
+      await this.gate.run(() => argon2.verify(this.dummyHash, password || '-', this.secret));
     } catch {
       /* the outcome is irrelevant, only the time spent */
     }

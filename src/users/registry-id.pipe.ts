@@ -1,19 +1,21 @@
-import { Injectable, PipeTransform } from '@nestjs/common';
-import { badRequest } from '../common/problem';
+import { ArgumentMetadata, Injectable, PipeTransform } from '@nestjs/common';
+import { MAX_REGISTRY_ID, parseRegistryId } from './registry-id';
 
-/** Largest value of a PostgreSQL `integer`, the type of every registry Id. */
-export const MAX_REGISTRY_ID = 2_147_483_647;
+export { MAX_REGISTRY_ID, RegistryIdParam } from './registry-id';
 
 /**
- * Parses a path id of the registry: a positive integer that fits the `integer` columns. Anything
- * else (letters, signs, decimals, huge numbers) is a 400 problem, never a 500 from the database.
+ * Pipe form of parseRegistryId for `@Param('id', RegistryIdPipe)`. Prefer @RegistryIdParam(): the
+ * global ValidationPipe has already made `+value` of a `number` parameter when this runs, so `1e3`
+ * arrives as 1000 and `0x10` as 16 (still a valid id, never a 500), which only the decorator refuses.
  */
 @Injectable()
-export class RegistryIdPipe implements PipeTransform<string, number> {
-  transform(value: string): number {
-    if (typeof value !== 'string' || !/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > MAX_REGISTRY_ID) {
-      throw badRequest('The id must be a positive integer.', [{ field: 'id', message: 'must be a positive integer' }]);
+export class RegistryIdPipe implements PipeTransform<unknown, number> {
+  transform(value: unknown, metadata?: ArgumentMetadata): number {
+    const field = metadata?.data ?? 'id';
+    if (typeof value === 'number') {
+      if (!Number.isInteger(value) || value < 1 || value > MAX_REGISTRY_ID) return parseRegistryId('', field);
+      return value;
     }
-    return Number(value);
+    return parseRegistryId(value, field);
   }
 }

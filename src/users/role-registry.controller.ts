@@ -1,16 +1,17 @@
-import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Post, Put } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
   ApiCreatedResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { Permission } from './permissions';
-import { RegistryIdPipe } from './registry-id.pipe';
+import { RegistryIdParam } from './registry-id';
 import { CreateRoleDto, PermissionSpecificationDto, RoleDto, UpdateRoleDto } from './role-registry.dto';
 import { RoleRegistryService } from './role-registry.service';
 
@@ -38,13 +39,14 @@ export class RoleRegistryController {
   }
 
   @Put(':id')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ permission: Permission.ReadWriteSecurityRole })
   @ApiOkResponse({ type: RoleDto })
   @ApiNotFoundResponse({ description: 'No such role in the caller\'s tenant.' })
   @ApiConflictResponse({ description: 'A role with this name exists in the tenant.' })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('id', RegistryIdPipe) id: number,
+    @RegistryIdParam() id: number,
     @Body() body: UpdateRoleDto,
   ): Promise<RoleDto> {
     return this.roles.update(principal, id, body);

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { MAX_REGISTRY_ID } from './registry-id.pipe';
+import { MAX_REGISTRY_ID } from './registry-id';
 import { IsRegistryName, NAME_MAX } from './registry-validation';
 
 const PERMISSIONS_MAX = 1000;

@@ -1,7 +1,7 @@
-import { Body, Controller, Get, Param, Post, Put } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Get, Post, Put } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Authenticated } from '../auth/decorators';
-import { RegistryIdPipe } from './registry-id.pipe';
+import { RegistryIdParam } from './registry-id';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
 import { TenantRegistryService } from './tenant-registry.service';
 
@@ -28,11 +28,12 @@ export class TenantRegistryController {
   }
 
   @Put(':id')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ landlord: true })
   @ApiOkResponse({ type: TenantDto })
   @ApiNotFoundResponse({ description: 'No such tenant.' })
   @ApiConflictResponse({ description: 'Duplicate name, or deactivating the landlord tenant.' })
-  update(@Param('id', RegistryIdPipe) id: number, @Body() body: UpdateTenantDto): Promise<TenantDto> {
+  update(@RegistryIdParam() id: number, @Body() body: UpdateTenantDto): Promise<TenantDto> {
     return this.tenants.update(id, body);
   }
 }

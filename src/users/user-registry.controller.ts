@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Req } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Req } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -6,6 +6,7 @@ import {
   ApiNoContentResponse,
   ApiNotFoundResponse,
   ApiOkResponse,
+  ApiParam,
   ApiServiceUnavailableResponse,
   ApiTags,
 } from '@nestjs/swagger';
@@ -14,7 +15,7 @@ import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { requestContext } from '../common/request-context';
 import { Permission } from './permissions';
-import { RegistryIdPipe } from './registry-id.pipe';
+import { RegistryIdParam } from './registry-id';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 import { UserRegistryService } from './user-registry.service';
 
@@ -47,14 +48,16 @@ export class UserRegistryController {
   }
 
   @Get(':id')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ permission: USER })
   @ApiOkResponse({ type: UserDto })
   @ApiNotFoundResponse({ description: 'No such user in the caller\'s tenant.' })
-  get(@CurrentPrincipal() principal: Principal, @Param('id', RegistryIdPipe) id: number): Promise<UserDto> {
+  get(@CurrentPrincipal() principal: Principal, @RegistryIdParam() id: number): Promise<UserDto> {
     return this.users.get(principal, id);
   }
 
   @Put(':id')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ permission: USER })
   @ApiOkResponse({ type: UserDto })
   @ApiNotFoundResponse({ description: 'No such user (or role) in the caller\'s tenant.' })
@@ -62,7 +65,7 @@ export class UserRegistryController {
   @ApiServiceUnavailableResponse({ description: 'Deactivating: the sessions could not be ended; nothing changed.' })
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('id', RegistryIdPipe) id: number,
+    @RegistryIdParam() id: number,
     @Body() body: UpdateUserDto,
     @Req() req: Request,
   ): Promise<UserDto> {
@@ -70,16 +73,18 @@ export class UserRegistryController {
   }
 
   @Delete(':id')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @HttpCode(204)
   @Authenticated({ permission: USER })
   @ApiNoContentResponse({ description: 'Deleted (soft); every session of the user ended (ReasonId 2).' })
   @ApiNotFoundResponse({ description: 'No such user in the caller\'s tenant.' })
   @ApiConflictResponse({ description: 'Deleting one\'s own account.' })
-  async delete(@CurrentPrincipal() principal: Principal, @Param('id', RegistryIdPipe) id: number, @Req() req: Request): Promise<void> {
+  async delete(@CurrentPrincipal() principal: Principal, @RegistryIdParam() id: number, @Req() req: Request): Promise<void> {
     await this.users.delete(principal, id, requestContext(req));
   }
 
   @Post(':id/Password')
+  @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @HttpCode(204)
   @Authenticated({ permission: USER })
   @ApiNoContentResponse({ description: 'Password set; every session of the user ended (ReasonId 3).' })
@@ -87,7 +92,7 @@ export class UserRegistryController {
   @ApiNotFoundResponse({ description: 'No such user in the caller\'s tenant.' })
   async resetPassword(
     @CurrentPrincipal() principal: Principal,
-    @Param('id', RegistryIdPipe) id: number,
+    @RegistryIdParam() id: number,
     @Body() body: ResetPasswordDto,
     @Req() req: Request,
   ): Promise<void> {

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { MAX_REGISTRY_ID } from './registry-id.pipe';
+import { MAX_REGISTRY_ID } from './registry-id';
 import { EMAIL_MAX, IsRegistryEmail, IsRegistryName, NAME_MAX, PASSWORD_FIELD_MAX } from './registry-validation';
 
 const PASSWORD_DESCRIPTION =
