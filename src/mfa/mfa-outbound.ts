@@ -1,6 +1,5 @@
 import { X509Certificate } from 'node:crypto';
 import * as http from 'node:http';
-import * as https from 'node:https';
 import { isIP } from 'node:net';
 import * as tls from 'node:tls';
 
@@ -123,10 +122,11 @@ export async function postJson(
         'content-length': Buffer.byteLength(body).toString(),
       },
       signal,
-      agent: false,
     };
-    if (socket) (options as https.RequestOptions).createConnection = () => socket;
-    const request = (url.protocol === 'https:' ? https : http).request(options, (response) => {
+    // With our own verified socket there must be no agent (an agent would dial its own connection).
+    if (socket) options.createConnection = () => socket;
+    else options.agent = false;
+    const request = http.request(options, (response) => {
       const chunks: Buffer[] = [];
       let size = 0;
       response.on('data', (chunk: Buffer) => {

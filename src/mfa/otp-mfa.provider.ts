@@ -81,7 +81,7 @@ export class OtpMfaProvider extends MfaProvider implements OnApplicationBootstra
       return { ok };
     } catch (error) {
       // The reason only; never the passcode or the client key.
-      this.logger.warn(`passcode endpoint unusable (${error instanceof Error ? error.message : 'unknown error'}); factor rejected`);
+      this.logger.warn(`passcode endpoint unusable (${String((error as { message?: unknown } | null)?.message ?? 'unknown error')}); factor rejected`);
       return { ok: false };
     }
   }
