@@ -503,6 +503,31 @@ describe('registry: tenants, roles, users (contract 6)', () => {
     });
   });
 
+  it('documents every registry route, its DTOs and permission in the OpenAPI document', async () => {
+    const res = await admin.get('/swagger/v1/swagger.json');
+    expect(res.status).toBe(200);
+    const paths = res.json.paths;
+    expect(Object.keys(paths)).toEqual(
+      expect.arrayContaining([
+        '/api/TenantRegistry',
+        '/api/TenantRegistry/{id}',
+        '/api/RoleRegistry',
+        '/api/RoleRegistry/{id}',
+        '/api/PermissionSpecification',
+        '/api/UserRegistry',
+        '/api/UserRegistry/{id}',
+        '/api/UserRegistry/{id}/Password',
+      ]),
+    );
+    expect(JSON.stringify(paths['/api/UserRegistry'].post.responses['403'])).toMatch(/permission 35/);
+    expect(JSON.stringify(paths['/api/RoleRegistry'].post.responses['403'])).toMatch(/permission 34/);
+    expect(JSON.stringify(paths['/api/TenantRegistry'].get.responses['403'])).toMatch(/landlord/);
+    expect(Object.keys(res.json.components.schemas)).toEqual(
+      expect.arrayContaining(['CreateUserDto', 'UpdateUserDto', 'ResetPasswordDto', 'UserDto', 'CreateRoleDto', 'RoleDto', 'CreateTenantDto', 'TenantDto']),
+    );
+    expect(JSON.stringify(res.json.components.schemas.UserDto)).not.toMatch(/"password"/);
+  });
+
   describe('hostile input: always a 4xx problem, never a 5xx', () => {
     it('refuses path ids that are not positive integers with 400', async () => {
       for (const id of ['abc', '0', '-1', '1.5', '1e3', '99999999999', '2147483648', '%20', '0x10', "1'--"]) {
