@@ -1,15 +1,19 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuthModule } from './auth/auth.module';
 import { BusModule } from './bus/bus.module';
+import { CaptureQueuesModule } from './capture-queues/capture-queues.module';
 import { Clock } from './common/clock';
 import { AppSettings } from './config/config.module';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
+import { ReadsModule } from './reads/reads.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './users/users.module';
 import { WebModule } from './web/web.module';
 
@@ -25,10 +29,14 @@ export class AppModule {
         BusModule,
         AuditModule,
         AuthModule,
+        ApiKeysModule,
         MfaModule,
         UsersModule,
         SessionsModule,
         LoginModule,
+        CaptureQueuesModule,
+        ReadsModule,
+        TelemetryModule,
         WebModule,
       ],
     };

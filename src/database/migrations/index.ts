@@ -1,4 +1,5 @@
 import { InitialSchema1763800000000 } from './1763800000000-InitialSchema';
+import { ReadIndexes1763904000000 } from './1763904000000-ReadIndexes';
 
 /** Every migration, in order. A new migration is a new timestamped file added here. */
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000];

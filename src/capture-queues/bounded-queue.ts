@@ -1,0 +1,187 @@
+/**
+ * A bounded in-memory queue: enqueueing is a plain array push (O(1), never waits on I/O); when full,
+ * the new entry is dropped and counted. The flusher drains it, and on a failed write puts the entries
+ * back (up to the capacity, the overflow counted as dropped) so a database outage loses nothing that fits.
+ */
+export class BoundedQueue<T> {
+  private items: T[] = [];
+  private droppedCount = 0;
+
+  constructor(readonly capacity: number) {}
+
+  /** Adds an entry, or drops and counts it when the queue is full. */
+  enqueue(item: T): boolean {
+    if (this.items.length >= this.capacity) {
+      this.droppedCount++;
+      return false;
+    }
+    this.items.push(item);
+    return true;
+  }
+
+  get depth(): number {
+    return this.items.length;
+  }
+
+  /** Entries dropped since the last acknowledged flush. */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
+  /** Takes every entry out; the queue keeps accepting new ones meanwhile. */
+  drain(): T[] {
+    const items = this.items;
+    this.items = [];
+    return items;
+  }
+
+  /** Puts drained entries back in front of anything enqueued since, up to the capacity. */
+  restore(items: T[]): void {
+    if (items.length === 0) return;
+    const merged = items.concat(this.items);
+    if (merged.length > this.capacity) {
+      this.droppedCount += merged.length - this.capacity;
+      merged.length = this.capacity;
+    }
+    this.items = merged;
+  }
+
+  /** The drop count that a written health row reported is no longer pending. */
+  acknowledgeDropped(reported: number): void {
+    this.droppedCount = Math.max(0, this.droppedCount - reported);
+  }
+}
+
+/** One aggregated series of an instrument: count, sum, min and max of its records in the interval. */
+export interface MetricSeries {
+  name: string;
+  tags: Record<string, string>;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * The OpenTelemetryMetric capture queue: not one entry per record but one aggregate per distinct
+ * series (instrument name + tags), at most `capacity` series; a record of a new series beyond that is
+ * dropped and counted. Its depth is the number of series.
+ */
+export class MetricSeriesQueue {
+  private series = new Map<string, MetricSeries>();
+  private droppedCount = 0;
+
+  constructor(readonly capacity: number) {}
+
+  /** `key` identifies the series (callers cache it per instrument and tags). */
+  record(key: string, name: string, tags: Record<string, string>, value: number): boolean {
+    const existing = this.series.get(key);
+    if (existing) {
+      existing.count++;
+      existing.sum += value;
+      if (value < existing.min) existing.min = value;
+      if (value > existing.max) existing.max = value;
+      return true;
+    }
+    if (this.series.size >= this.capacity) {
+      this.droppedCount++;
+      return false;
+    }
+    this.series.set(key, { name, tags, count: 1, sum: value, min: value, max: value });
+    return true;
+  }
+
+  get depth(): number {
+    return this.series.size;
+  }
+
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
+  drain(): Map<string, MetricSeries> {
+    const drained = this.series;
+    this.series = new Map();
+    return drained;
+  }
+
+  /** Merges drained series back; a series that no longer fits is dropped with all its records counted. */
+  restore(drained: Map<string, MetricSeries>): void {
+    for (const [key, old] of drained) {
+      const current = this.series.get(key);
+      if (current) {
+        current.count += old.count;
+        current.sum += old.sum;
+        current.min = Math.min(current.min, old.min);
+        current.max = Math.max(current.max, old.max);
+      } else if (this.series.size < this.capacity) {
+        this.series.set(key, old);
+      } else {
+        this.droppedCount += old.count;
+      }
+    }
+  }
+
+  acknowledgeDropped(reported: number): void {
+    this.droppedCount = Math.max(0, this.droppedCount - reported);
+  }
+}
+
+/** Accumulated timings of one stage (and model) in the current interval. */
+export interface StageCounter<K> {
+  key: K;
+  totalMicroseconds: number;
+  minMicroseconds: number;
+  maxMicroseconds: number;
+  invokeCount: number;
+}
+
+/**
+ * Per-stage (and per-model for the archiver) duration accumulators, written as one counter row per
+ * key that saw activity in the interval. Bounded by the number of models times four stages.
+ */
+export class StageCounters<K> {
+  private counters = new Map<string, StageCounter<K>>();
+
+  add(id: string, key: K, durationMicroseconds: number): void {
+    const counter = this.counters.get(id);
+    if (counter) {
+      counter.totalMicroseconds += durationMicroseconds;
+      counter.invokeCount++;
+      if (durationMicroseconds < counter.minMicroseconds) counter.minMicroseconds = durationMicroseconds;
+      if (durationMicroseconds > counter.maxMicroseconds) counter.maxMicroseconds = durationMicroseconds;
+      return;
+    }
+    this.counters.set(id, {
+      key,
+      totalMicroseconds: durationMicroseconds,
+      minMicroseconds: durationMicroseconds,
+      maxMicroseconds: durationMicroseconds,
+      invokeCount: 1,
+    });
+  }
+
+  get size(): number {
+    return this.counters.size;
+  }
+
+  drain(): Map<string, StageCounter<K>> {
+    const drained = this.counters;
+    this.counters = new Map();
+    return drained;
+  }
+
+  restore(drained: Map<string, StageCounter<K>>): void {
+    for (const [id, old] of drained) {
+      const current = this.counters.get(id);
+      if (!current) {
+        this.counters.set(id, old);
+        continue;
+      }
+      current.totalMicroseconds += old.totalMicroseconds;
+      current.invokeCount += old.invokeCount;
+      current.minMicroseconds = Math.min(current.minMicroseconds, old.minMicroseconds);
+      current.maxMicroseconds = Math.max(current.maxMicroseconds, old.maxMicroseconds);
+    }
+  }
+}

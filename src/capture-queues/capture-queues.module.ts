@@ -1,0 +1,12 @@
+import { Global, Module } from '@nestjs/common';
+import { CaptureFlushScheduler } from './capture-flush.scheduler';
+import { CaptureFlusher } from './capture-flusher.service';
+import { CaptureQueues } from './capture-queues.service';
+
+/** The six bounded capture queues and their once-a-minute flush. Written to, never calls back. */
+@Global()
+@Module({
+  providers: [CaptureQueues, CaptureFlusher, CaptureFlushScheduler],
+  exports: [CaptureQueues, CaptureFlusher],
+})
+export class CaptureQueuesModule {}

@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { ArchiverStage, CaseCreationStage, CaptureQueueId } from '../telemetry/telemetry.types';
+import { BoundedQueue, MetricSeriesQueue, StageCounters } from './bounded-queue';
+
+/** Entries per queue (service.md 8). */
+export const QUEUE_CAPACITY = 20_000;
+/** Distinct series of the OpenTelemetryMetric queue (service.md 8). */
+export const METRIC_SERIES_CAPACITY = 10_000;
+
+export interface ArchiverWarningEntry {
+  occurredDate: Date;
+  modelGuid: string;
+  modelName: string | null;
+  entryGuid: string | null;
+  stageId: ArchiverStage;
+  durationMicroseconds: number;
+}
+
+export interface CaseCreationWarningEntry {
+  occurredDate: Date;
+  caseWorkflowGuid: string | null;
+  caseWorkflowName: string | null;
+  caseKey: string | null;
+  caseKeyValue: string | null;
+  stageId: CaseCreationStage;
+  destination: string | null;
+  durationMicroseconds: number;
+}
+
+export interface ModelInvokeWarningEntry {
+  occurredDate: Date;
+  modelGuid: string;
+  modelName: string | null;
+  entryGuid: string | null;
+  message: string | null;
+  elapsedMicroseconds: number;
+  sinceLastEntryMicroseconds: number;
+}
+
+export interface RedisEventEntry {
+  occurredDate: Date;
+  eventName: string;
+  endpoint: string | null;
+  message: string | null;
+}
+
+/**
+ * The six bounded capture queues of service.md 6 and the stage counters, held in memory between
+ * flushes. Producers (telemetry/) only ever push here; writing is the flusher's job, once a minute.
+ * Entries are stored as given (raw caller text); the flusher bounds and cleans text when it writes,
+ * so enqueueing stays a push.
+ */
+@Injectable()
+export class CaptureQueues {
+  readonly modelInvokeWarnings = new BoundedQueue<ModelInvokeWarningEntry>(QUEUE_CAPACITY);
+  readonly caseCreationWarnings = new BoundedQueue<CaseCreationWarningEntry>(QUEUE_CAPACITY);
+  readonly archiverWarnings = new BoundedQueue<ArchiverWarningEntry>(QUEUE_CAPACITY);
+  readonly redisSentinelEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY);
+  readonly redisConnectionEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY);
+  readonly metrics = new MetricSeriesQueue(METRIC_SERIES_CAPACITY);
+
+  readonly archiverCounters = new StageCounters<{ modelGuid: string; stageId: ArchiverStage }>();
+  readonly caseCreationCounters = new StageCounters<{ stageId: CaseCreationStage }>();
+
+  /** Depth and pending drop count of every queue, by QueueId. */
+  health(): { queueId: CaptureQueueId; depth: number; dropped: number }[] {
+    return [
+      { queueId: CaptureQueueId.ModelInvokeWarning, depth: this.modelInvokeWarnings.depth, dropped: this.modelInvokeWarnings.dropped },
+      { queueId: CaptureQueueId.CaseCreationWarning, depth: this.caseCreationWarnings.depth, dropped: this.caseCreationWarnings.dropped },
+      { queueId: CaptureQueueId.ArchiverWarning, depth: this.archiverWarnings.depth, dropped: this.archiverWarnings.dropped },
+      { queueId: CaptureQueueId.RedisSentinelEvent, depth: this.redisSentinelEvents.depth, dropped: this.redisSentinelEvents.dropped },
+      { queueId: CaptureQueueId.RedisConnectionEvent, depth: this.redisConnectionEvents.depth, dropped: this.redisConnectionEvents.dropped },
+      { queueId: CaptureQueueId.OpenTelemetryMetric, depth: this.metrics.depth, dropped: this.metrics.dropped },
+    ];
+  }
+}

@@ -1,0 +1,56 @@
+import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from '../audit/audit.types';
+import { col, lookupOf, ReadTable } from './read-table';
+
+const TENANT_SCOPED = { kind: 'tenant', tenantColumn: 'TenantRegistryId', userColumn: 'UserRegistryId' } as const;
+
+/** GET /api/UserLogin (contract 9): one row per sign-in attempt. */
+export const USER_LOGIN_TABLE: ReadTable = {
+  table: 'UserLogin',
+  dateColumn: 'CreatedDate',
+  columns: [
+    col('Id'),
+    col('CreatedDate', 'date'),
+    col('CreatedUser'),
+    col('TenantRegistryId'),
+    col('Failed'),
+    col('AuthenticationTypeId'),
+    lookupOf('authenticationType', 'AuthenticationTypeId', AUTHENTICATION_TYPE_NAMES),
+    col('FailureTypeId'),
+    lookupOf('failureReason', 'FailureTypeId', FAILURE_TYPE_NAMES),
+    col('FailureMessage'),
+    col('RemoteIp'),
+    col('LocalIp'),
+    col('UserAgent'),
+  ],
+  filters: [],
+  searchColumns: ['t."CreatedUser"', 't."RemoteIp"', 't."UserAgent"', 't."FailureMessage"'],
+  statistics: [],
+  access: TENANT_SCOPED,
+};
+
+/** GET /api/UserLogout (contract 9): one row per session cut. */
+export const USER_LOGOUT_TABLE: ReadTable = {
+  table: 'UserLogout',
+  dateColumn: 'CreatedDate',
+  columns: [
+    col('Id'),
+    col('CreatedDate', 'date'),
+    col('CreatedUser'),
+    col('TenantRegistryId'),
+    col('ReasonId'),
+    lookupOf('reason', 'ReasonId', LOGOUT_REASON_NAMES),
+    col('OutcomeId'),
+    lookupOf('outcome', 'OutcomeId', LOGOUT_OUTCOME_NAMES),
+    col('RemoteIp'),
+    col('LocalIp'),
+    col('UserAgent'),
+    col('SessionStartDate', 'date'),
+    { name: 'sessionSeconds', sql: `floor(extract(epoch FROM (t."CreatedDate" - t."SessionStartDate")))::bigint` },
+    col('CutByUser'),
+    col('Message'),
+  ],
+  filters: [],
+  searchColumns: ['t."CreatedUser"', 't."CutByUser"', 't."RemoteIp"', 't."UserAgent"', 't."Message"'],
+  statistics: [],
+  access: TENANT_SCOPED,
+};

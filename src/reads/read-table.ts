@@ -1,0 +1,58 @@
+/**
+ * A grid read is described, not programmed: one small description per table tells the one query
+ * builder (ReadEngine) which columns the rows carry, which date column bounds the window, which
+ * exact-match filters and search columns exist, which columns get statistics, and who may read it.
+ * Every SQL fragment here is fixed text written by us; caller values only ever travel as parameters.
+ */
+
+/** How a row member is produced. `sql` is an expression over the table alias `t`. */
+export interface ReadColumn {
+  /** camelCase row member name, also the sortField and the CSV header cell. */
+  name: string;
+  /** Expression over alias `t` used for sorting and statistics, e.g. `t."DurationMicroseconds"`. */
+  sql: string;
+  /** 'date' members are written as ISO-8601 UTC with milliseconds (like Date.toISOString). */
+  kind?: 'value' | 'date';
+  /**
+   * A name looked up from a code (stageName next to stageId): index the code into this list, passed
+   * as a text[] parameter. `names[code]` is the name of `code`.
+   */
+  lookup?: { code: string; names: Record<number, string> };
+}
+
+/** An exact-match filter taken from the query string. */
+export interface ReadFilter {
+  param: string;
+  /** Column expression over alias `t`. */
+  sql: string;
+  type: 'integer' | 'uuid';
+}
+
+export interface ReadTable {
+  /** Table name exactly as in the contract. */
+  table: string;
+  /** Bounds the from/to window and decides "newest" (CreatedDate, or OccurredDate). */
+  dateColumn: string;
+  columns: ReadColumn[];
+  filters: ReadFilter[];
+  /** Columns (over alias `t`) matched by `search` as a case-insensitive substring; none: search ignored. */
+  searchColumns: string[];
+  /** Row member names (numeric columns) that get statistics; empty: statistics `{}`. */
+  statistics: string[];
+  /**
+   * Who sees which rows. 'landlord': the route is landlord-only (checked by the guard, and again
+   * here). 'tenant': a landlord sees every row; anyone else only rows of their own tenant that belong
+   * to a known user.
+   */
+  access: { kind: 'landlord' } | { kind: 'tenant'; tenantColumn: string; userColumn: string };
+}
+
+/** A plain column of the table, quoted, in camelCase. */
+export function col(column: string, kind: 'value' | 'date' = 'value'): ReadColumn {
+  return { name: column.charAt(0).toLowerCase() + column.slice(1), sql: `t."${column}"`, kind };
+}
+
+/** A name next to its code: `lookupOf('stageName', 'StageId', STAGE_NAMES)`. */
+export function lookupOf(name: string, code: string, names: Record<number, string>): ReadColumn {
+  return { name, sql: '', lookup: { code, names } };
+}

@@ -1,0 +1,74 @@
+import { Controller, Get, Req, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { Authenticated, CurrentPrincipal } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { GridReads } from '../reads/grid-read.service';
+import { ColumnStatisticsDto, GridReadDocs } from '../reads/read-docs';
+import * as T from './telemetry.tables';
+
+/**
+ * The background-processing telemetry reads (service.md 4.3, contract 10): landlord only, one line
+ * each; the table descriptions in telemetry.tables.ts say everything else.
+ */
+@ApiTags('Telemetry')
+@ApiExtraModels(ColumnStatisticsDto)
+@Authenticated({ landlord: true })
+@Controller('api')
+export class TelemetryReadsController {
+  constructor(private readonly reads: GridReads) {}
+
+  @Get('ArchiverStagePerformanceCounter')
+  @GridReadDocs(T.ARCHIVER_STAGE_COUNTER_TABLE, 'Archiver stage counters per model, about one row per stage per minute.')
+  archiverStageCounter(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.ARCHIVER_STAGE_COUNTER_TABLE, req, res, p);
+  }
+
+  @Get('ArchiverWarning')
+  @GridReadDocs(T.ARCHIVER_WARNING_TABLE, 'Archiver stage invocations slower than ArchiverWarnThresholdMilliseconds.')
+  archiverWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.ARCHIVER_WARNING_TABLE, req, res, p);
+  }
+
+  @Get('CaseCreationStagePerformanceCounter')
+  @GridReadDocs(T.CASE_CREATION_STAGE_COUNTER_TABLE, 'Case creation stage counters (global), about one row per stage per minute.')
+  caseCreationStageCounter(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.CASE_CREATION_STAGE_COUNTER_TABLE, req, res, p);
+  }
+
+  @Get('CaseCreationWarning')
+  @GridReadDocs(T.CASE_CREATION_WARNING_TABLE, 'Case creation stage invocations slower than CaseCreationWarnThresholdMilliseconds.')
+  caseCreationWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.CASE_CREATION_WARNING_TABLE, req, res, p);
+  }
+
+  @Get('ModelInvokeWarning')
+  @GridReadDocs(T.MODEL_INVOKE_WARNING_TABLE, "Trace points slower than the model's warn threshold; from/to bound OccurredDate.")
+  modelInvokeWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.MODEL_INVOKE_WARNING_TABLE, req, res, p);
+  }
+
+  @Get('CaptureQueueHealth')
+  @GridReadDocs(T.CAPTURE_QUEUE_HEALTH_TABLE, 'One row per capture queue per minute: depth at flush and entries dropped.')
+  captureQueueHealth(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.CAPTURE_QUEUE_HEALTH_TABLE, req, res, p);
+  }
+
+  @Get('RedisConnectionEvent')
+  @GridReadDocs(T.REDIS_CONNECTION_EVENT_TABLE, 'Connection events of the Redis client.')
+  redisConnectionEvent(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.REDIS_CONNECTION_EVENT_TABLE, req, res, p);
+  }
+
+  @Get('RedisSentinelEvent')
+  @GridReadDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'Sentinel events of the Redis client.')
+  redisSentinelEvent(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.REDIS_SENTINEL_EVENT_TABLE, req, res, p);
+  }
+
+  @Get('OpenTelemetryMetric')
+  @GridReadDocs(T.OPEN_TELEMETRY_METRIC_TABLE, 'Per-minute aggregates of every instrument series (name + tags).')
+  openTelemetryMetric(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
+    return this.reads.answer(T.OPEN_TELEMETRY_METRIC_TABLE, req, res, p);
+  }
+}

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { CaptureQueuesModule } from '../capture-queues/capture-queues.module';
+import { ReadsModule } from '../reads/reads.module';
+import { BusEventCapture } from './bus-event-capture.service';
+import { PipelineTelemetry } from './pipeline-telemetry.service';
+import { TelemetryMetrics } from './telemetry-metrics';
+import { TelemetryReadsController } from './telemetry-reads.controller';
+
+/** Background-processing telemetry: the instrumentation API, its metrics, and the landlord reads. */
+@Module({
+  imports: [CaptureQueuesModule, ReadsModule],
+  controllers: [TelemetryReadsController],
+  providers: [TelemetryMetrics, PipelineTelemetry, BusEventCapture],
+  exports: [PipelineTelemetry, TelemetryMetrics],
+})
+export class TelemetryModule {}

@@ -1,0 +1,48 @@
+/** Archiver stages (service.md 4.3): the StageId of the archiver tables. */
+export enum ArchiverStage {
+  BuildArchiveJson = 1,
+  CaseCreationDispatch = 2,
+  RdbmsArchiveWrite = 3,
+  BulkCopyArchiveBuffer = 4,
+}
+
+/** Case creation stages (service.md 4.3): the StageId of the case creation tables. */
+export enum CaseCreationStage {
+  ExistingCasePriorityLookup = 1,
+  WorkflowStatusLookupAndPersist = 2,
+  Notification = 3,
+  HttpEndpoint = 4,
+}
+
+/** The six capture queues (service.md 4.3): the QueueId of CaptureQueueHealth. */
+export enum CaptureQueueId {
+  ModelInvokeWarning = 1,
+  CaseCreationWarning = 2,
+  ArchiverWarning = 3,
+  RedisSentinelEvent = 4,
+  RedisConnectionEvent = 5,
+  OpenTelemetryMetric = 6,
+}
+
+export const ARCHIVER_STAGE_NAMES: Record<number, string> = {
+  1: 'BuildArchiveJson',
+  2: 'CaseCreationDispatch',
+  3: 'RdbmsArchiveWrite',
+  4: 'BulkCopyArchiveBuffer',
+};
+
+export const CASE_CREATION_STAGE_NAMES: Record<number, string> = {
+  1: 'ExistingCasePriorityLookup',
+  2: 'WorkflowStatusLookupAndPersist',
+  3: 'Notification',
+  4: 'HttpEndpoint',
+};
+
+export const CAPTURE_QUEUE_NAMES: Record<number, string> = {
+  1: 'ModelInvokeWarning',
+  2: 'CaseCreationWarning',
+  3: 'ArchiverWarning',
+  4: 'RedisSentinelEvent',
+  5: 'RedisConnectionEvent',
+  6: 'OpenTelemetryMetric',
+};
