@@ -349,6 +349,27 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       expect((await admin.delete(`/api/UserRegistry/${user.id}`)).status).toBe(404);
     });
 
+    it('answers 503 and changes nothing when the sessions cannot be ended', async () => {
+      const user = (await admin.post('/api/UserRegistry', { name: 'mona', roleRegistryId: roleId, active: true, password: STRONG })).json;
+      await t.db.query(`CREATE FUNCTION refuse_logout() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit store down'; END $$`);
+      await t.db.query(`CREATE TRIGGER refuse_logout BEFORE INSERT ON "UserLogout" FOR EACH ROW EXECUTE FUNCTION refuse_logout()`);
+      try {
+        const deactivate = await admin.put(`/api/UserRegistry/${user.id}`, { active: false });
+        expect(deactivate.status).toBe(503);
+        expect(deactivate.headers.get('content-type')).toMatch(/application\/problem\+json/);
+        expect(deactivate.text).not.toMatch(/audit store down|UserLogout/);
+        expect((await admin.delete(`/api/UserRegistry/${user.id}`)).status).toBe(503);
+        const [row] = await t.db.query<{ Active: boolean; Deleted: boolean; TokensValidFrom: Date | null }>(
+          `SELECT "Active", "Deleted", "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1`,
+          [user.id],
+        );
+        expect(row).toEqual({ Active: true, Deleted: false, TokensValidFrom: null });
+      } finally {
+        await t.db.query(`DROP TRIGGER refuse_logout ON "UserLogout"`);
+        await t.db.query(`DROP FUNCTION refuse_logout()`);
+      }
+    });
+
     it('refuses an administrator deactivating or deleting its own account', async () => {
       const me = (await admin.get('/api/Authentication/Session')).json.userRegistryId;
       expect((await admin.put(`/api/UserRegistry/${me}`, { active: false })).status).toBe(409);

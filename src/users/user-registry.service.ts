@@ -38,9 +38,8 @@ type PasswordValue = { value: string } | { problems: FieldProblem[] };
 
 /**
  * Users of the caller's tenant (a landlord: every tenant): create, edit, unlock, deactivate, delete,
- * reset passwords. Changes that must end sessions (deactivate, delete, reset) revoke first: when the
- * revocation cannot be written nothing else changes and the caller gets 503, so a "done" answer always
- * means the old sessions are gone.
+ * reset passwords. A change that must end sessions answers "done" only once they are ended: when the
+ * revocation cannot be written the caller gets 503 (deactivate and delete then change nothing).
  */
 @Injectable()
 export class UserRegistryService {
@@ -143,9 +142,11 @@ export class UserRegistryService {
     const password = this.readPassword(body.password, wire);
     if ('problems' in password) throw badRequest('The password is not acceptable.', password.problems);
     const hash = await this.hasher.hash(password.value);
-    await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context);
+    // The new hash first, then the cut: a sign-in with the old password can no longer start a
+    // session after the revocation. If the cut fails the caller hears so (503) and can reset again.
     await this.accounts.setPassword(id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? true });
     await this.changes.publish('UserRegistry', id, 'updated');
+    await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context, 'The password was set, but the user\'s sessions could not be ended; reset it again.');
   }
 
   private async find(principal: Principal, id: number): Promise<UserDto | null> {
@@ -161,15 +162,21 @@ export class UserRegistryService {
     return user;
   }
 
-  private async endSessions(principal: Principal, user: UserDto, reasonId: LogoutReasonId, context: RequestContext): Promise<void> {
+  private async endSessions(
+    principal: Principal,
+    user: UserDto,
+    reasonId: LogoutReasonId,
+    context: RequestContext,
+    failure = 'The user\'s sessions could not be ended; nothing was changed.',
+  ): Promise<void> {
     try {
       await this.revocation.revokeAll(
         { userRegistryId: user.id, userName: user.name, tenantRegistryId: user.tenantRegistryId },
         { reasonId, context, cutByUser: principal.userName },
       );
     } catch (error) {
-      this.logger.error(`could not end the sessions of user ${user.id}; nothing changed: ${(error as Error).message}`);
-      throw serviceUnavailable('The user\'s sessions could not be ended; nothing was changed.');
+      this.logger.error(`could not end the sessions of user ${user.id}: ${(error as Error).message}`);
+      throw serviceUnavailable(failure);
     }
   }
 
