@@ -6,8 +6,9 @@ import { Principal } from './principal';
 export const KEY_NOT_FOUND = 'Key Not Found';
 
 /**
- * Validates the x-api-key header. The sessions feature binds the real validator (in-memory set of
- * active keys); this default refuses every key, which is the fail-closed behaviour with no key store.
+ * Validates the x-api-key header; the injection token of the validator. The global ApiKeysModule
+ * binds it to ActiveApiKeyValidator (the in-memory set of active keys); this base refuses every key,
+ * the fail-closed behaviour of a build without a key store.
  */
 @Injectable()
 export class ApiKeyValidator {

@@ -2,14 +2,16 @@ import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { PassportModule } from '@nestjs/passport';
 import { AccessGuard } from './access.guard';
-import { ApiKeyValidator } from './api-key.validator';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
-/** Request authentication: the global deny-by-default guard and the credential strategies. */
+/**
+ * Request authentication: the global deny-by-default guard and the credential strategies. The
+ * ApiKeyValidator token is bound by the global ApiKeysModule (its in-memory set of active keys).
+ */
 @Global()
 @Module({
   imports: [PassportModule],
@@ -18,10 +20,9 @@ import { UserStateReader } from './user-state.reader';
     SessionCookies,
     UserStateReader,
     JwtStrategy,
-    ApiKeyValidator,
     Authenticator,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, Authenticator, ApiKeyValidator],
+  exports: [TokenService, SessionCookies, UserStateReader, Authenticator],
 })
 export class AuthModule {}

@@ -38,6 +38,7 @@ export interface SessionEndedMessage {
 @Injectable()
 export class SessionRevocation {
   private readonly logger = new Logger('SessionRevocation');
+  private readonly localListeners = new Set<(message: SessionEndedMessage) => void>();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -70,9 +71,25 @@ export class SessionRevocation {
     return now;
   }
 
+  /**
+   * Runs `listener` on this node for every end announced here, at once and even when the bus is
+   * down (the bus message may never come back to this node then). Returns the function that stops it.
+   */
+  onEndedHere(listener: (message: SessionEndedMessage) => void): () => void {
+    this.localListeners.add(listener);
+    return () => this.localListeners.delete(listener);
+  }
+
   /** Tells every node (this one included) to close the user's streams; best effort, see the re-check. */
   async announceEnded(userRegistryId: number): Promise<void> {
     const message: SessionEndedMessage = { userRegistryId, at: this.clock.nowMs() };
+    for (const listener of this.localListeners) {
+      try {
+        listener(message);
+      } catch (error) {
+        this.logger.warn(`a local session-end listener failed: ${(error as Error).message}`);
+      }
+    }
     try {
       await this.bus.publish(CHANNELS.sessionEnded, JSON.stringify(message));
     } catch (error) {

@@ -1,0 +1,83 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Interval } from '@nestjs/schedule';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
+
+/** A key's LastUsedDate is written at most this often (contract 5). */
+export const LAST_USED_PERIOD_MS = 60_000;
+
+/**
+ * Records when each API key was last used without touching the request path: a request only notes
+ * the use in memory (at most once a minute per key), and a periodic flush writes the noted uses in
+ * one statement. A failed flush keeps its uses for the next one.
+ */
+@Injectable()
+export class ApiKeyUsageWriter implements OnApplicationShutdown {
+  private readonly logger = new Logger('ApiKeyUsageWriter');
+  /** Key id → when its use was last noted (Clock ms); only uses within the last minute are kept. */
+  private readonly noted = new Map<number, number>();
+  private pending = new Map<number, Date>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Notes a use of the key; cheap and synchronous. */
+  touch(keyId: number): void {
+    const now = this.clock.nowMs();
+    const last = this.noted.get(keyId);
+    if (last !== undefined && now - last < LAST_USED_PERIOD_MS && now >= last) return;
+    this.noted.set(keyId, now);
+    this.pending.set(keyId, new Date(now));
+  }
+
+  @Interval(1_000)
+  async flushScheduled(): Promise<void> {
+    await this.flush();
+  }
+
+  /** Writes every noted use; one flush at a time. */
+  flush(): Promise<void> {
+    if (!this.flushing) {
+      this.flushing = this.write().finally(() => {
+        this.flushing = null;
+      });
+    }
+    return this.flushing;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    this.forgetOld();
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const ids = [...batch.keys()];
+    const dates = ids.map((id) => batch.get(id)!);
+    try {
+      await this.dataSource.query(
+        `UPDATE "UserRegistryApiKey" k SET "LastUsedDate" = u.used
+           FROM unnest($1::int[], $2::timestamptz[]) AS u(id, used)
+          WHERE k."Id" = u.id AND (k."LastUsedDate" IS NULL OR k."LastUsedDate" < u.used)`,
+        [ids, dates],
+      );
+    } catch (error) {
+      for (const [id, date] of batch) if (!this.pending.has(id)) this.pending.set(id, date);
+      this.logger.warn(`could not record API key use, retrying: ${(error as Error).message}`);
+    }
+  }
+
+  /** Keeps memory bounded by the keys used within the last minute. */
+  private forgetOld(): void {
+    const now = this.clock.nowMs();
+    for (const [id, at] of this.noted) {
+      if (now - at >= LAST_USED_PERIOD_MS || now < at) this.noted.delete(id);
+    }
+  }
+}

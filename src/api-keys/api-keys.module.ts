@@ -1,0 +1,30 @@
+import { Global, Module } from '@nestjs/common';
+import { UsersModule } from '../users/users.module';
+import { ApiKeyValidator } from '../auth/api-key.validator';
+import { ActiveApiKeyValidator } from './active-api-key.validator';
+import { ActiveApiKeys } from './active-api-keys';
+import { ApiKeyUsageWriter } from './api-key-usage.writer';
+import { ApiKeysController } from './api-keys.controller';
+import { ApiKeys } from './api-keys.service';
+import { TargetUsers } from './target-users';
+
+/**
+ * API keys: generation, the in-memory set of active keys shared across nodes through the bus, and
+ * the validator the global guard uses for x-api-key (bound to the ApiKeyValidator token here, so the
+ * auth feature does not depend on this one).
+ */
+@Global()
+@Module({
+  imports: [UsersModule],
+  controllers: [ApiKeysController],
+  providers: [
+    ActiveApiKeys,
+    ApiKeyUsageWriter,
+    ActiveApiKeyValidator,
+    { provide: ApiKeyValidator, useExisting: ActiveApiKeyValidator },
+    ApiKeys,
+    TargetUsers,
+  ],
+  exports: [ApiKeyValidator, ActiveApiKeys, TargetUsers],
+})
+export class ApiKeysModule {}

@@ -1,0 +1,129 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { Principal } from '../auth/principal';
+import { Bus, CHANNELS } from '../bus/bus';
+import { Clock } from '../common/clock';
+import { badRequest, notFound } from '../common/problem';
+import { boundText } from '../common/text';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { refuseEscalation } from '../users/registry-scope';
+import { ServiceChangePublisher } from '../users/service-change.publisher';
+import { ActiveApiKeys } from './active-api-keys';
+import { generateApiKey } from './api-key.format';
+import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from './api-keys.dto';
+import { TargetUsers } from './target-users';
+
+interface ApiKeyRow {
+  id: number;
+  name: string;
+  description: string | null;
+  apiKeyDisplay: string;
+  createdDate: Date;
+  createdUser: string | null;
+  lastUsedDate: Date | null;
+}
+
+/**
+ * API keys of a user (contract 5): generate (the clear value leaves this service once, in the
+ * answer), list, revoke. Only the SHA-256 and the display identifier are stored. Every change is
+ * applied to this node's active set at once and announced to the other nodes over the bus; a lost
+ * message is made good by their once-a-minute reload.
+ */
+@Injectable()
+export class ApiKeys {
+  private readonly logger = new Logger('ApiKeys');
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly targets: TargetUsers,
+    private readonly active: ActiveApiKeys,
+    private readonly bus: Bus,
+    private readonly changes: ServiceChangePublisher,
+    private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  async create(caller: Principal, userRegistryId: number, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    const name = boundText(dto.name, 256)?.trim() ?? '';
+    if (name === '') throw badRequest('The request is not valid.', [{ field: 'name', message: 'name should not be empty' }]);
+    const description = boundText(dto.description, 1024);
+    const user = await this.targets.find(caller, userRegistryId);
+    // A key acts as its user: a tenant administrator may not mint one for a user stronger than itself.
+    refuseEscalation(caller, user.permissions, 'create an API key for this user');
+    const generated = generateApiKey(user.name, this.settings.apiHmacKey);
+    const createdDate = this.clock.now();
+    const [row]: Array<{ id: number }> = await this.dataSource.query(
+      `INSERT INTO "UserRegistryApiKey" ("UserRegistryId", "Name", "Description", "ApiKey", "ApiKeyDisplay", "CreatedDate", "CreatedUser")
+       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING "Id" AS id`,
+      [user.id, name, description, generated.hash, generated.display, createdDate, boundText(caller.userName, 256)],
+    );
+    this.active.add(generated.hash, { keyId: row.id, userRegistryId: user.id, display: generated.display });
+    await this.announce(CHANNELS.apiKeySet, generated.hash);
+    await this.changes.publish('UserRegistryApiKey', row.id, 'created');
+    this.logger.log(`API key ${generated.display} (id ${row.id}) created for user ${user.id} by ${caller.userName}`);
+    return {
+      id: row.id,
+      name,
+      description,
+      apiKey: generated.key,
+      apiKeyDisplay: generated.display,
+      createdDate: createdDate.toISOString(),
+    };
+  }
+
+  async list(caller: Principal, userRegistryId: number): Promise<ApiKeyDto[]> {
+    const user = await this.targets.find(caller, userRegistryId);
+    const rows: ApiKeyRow[] = await this.dataSource.query(
+      `SELECT "Id" AS id, "Name" AS name, "Description" AS description, "ApiKeyDisplay" AS "apiKeyDisplay",
+              "CreatedDate" AS "createdDate", "CreatedUser" AS "createdUser", "LastUsedDate" AS "lastUsedDate"
+         FROM "UserRegistryApiKey" WHERE "UserRegistryId" = $1 AND NOT "Deleted" ORDER BY "Id"`,
+      [user.id],
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      description: r.description,
+      apiKeyDisplay: r.apiKeyDisplay,
+      createdDate: r.createdDate.toISOString(),
+      createdUser: r.createdUser,
+      lastUsedDate: r.lastUsedDate?.toISOString() ?? null,
+    }));
+  }
+
+  /**
+   * Revokes a key of the user; revoking it again changes nothing and answers the same. A key id that
+   * is not this user's answers 404.
+   */
+  async revoke(caller: Principal, userRegistryId: number, keyId: number): Promise<void> {
+    const user = await this.targets.find(caller, userRegistryId);
+    if (!Number.isSafeInteger(keyId) || keyId < 1 || keyId > 2_147_483_647) throw notFound();
+    const rows: Array<{ hash: string; display: string; deleted: boolean }> = await this.dataSource.query(
+      `SELECT "ApiKey" AS hash, "ApiKeyDisplay" AS display, "Deleted" AS deleted
+         FROM "UserRegistryApiKey" WHERE "Id" = $1 AND "UserRegistryId" = $2`,
+      [keyId, user.id],
+    );
+    const key = rows[0];
+    if (!key) throw notFound();
+    const hash = key.hash.trim();
+    if (!key.deleted) {
+      await this.dataSource.query(
+        `UPDATE "UserRegistryApiKey" SET "Deleted" = true, "DeletedDate" = $2, "DeletedUser" = $3 WHERE "Id" = $1 AND NOT "Deleted"`,
+        [keyId, this.clock.now(), boundText(caller.userName, 256)],
+      );
+      this.logger.log(`API key ${key.display} (id ${keyId}) of user ${user.id} revoked by ${caller.userName}`);
+      await this.changes.publish('UserRegistryApiKey', keyId, 'deleted');
+    }
+    // Announced again on a repeat, in case the first message was lost.
+    this.active.remove(hash);
+    await this.announce(CHANNELS.apiKeyRemove, hash);
+  }
+
+  private async announce(channel: string, hash: string): Promise<void> {
+    try {
+      await this.bus.publish(channel, hash);
+    } catch (error) {
+      this.logger.warn(`could not publish ${channel}, other nodes catch up at their reload: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
+import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { TargetUsers } from '../api-keys/target-users';
+import { LogoutReasonId } from '../audit/audit.types';
+import { Authenticated, CurrentPrincipal } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { requestContext } from '../common/request-context';
+import { Permission } from '../users/permissions';
+import { RegistryIdPipe } from '../users/registry-id.pipe';
+import { SessionRevocation } from './session-revocation.service';
+
+/**
+ * Revoke Sessions (service.md 3.2): every JWT of a user of the caller's own tenant ends; API keys stay.
+ * A landlord administers every tenant (contract 6), as for the rest of the registry.
+ */
+@ApiTags('UserRegistry')
+@Controller('api/UserRegistry')
+export class RevokeTokensController {
+  constructor(
+    private readonly targets: TargetUsers,
+    private readonly revocation: SessionRevocation,
+  ) {}
+
+  @Post('RevokeTokens/:id')
+  @HttpCode(204)
+  @Authenticated({ permission: Permission.ReadWriteSecurityUser })
+  @ApiNoContentResponse({ description: 'TokensValidFrom set, UserLogout row (ReasonId 2), the user\'s streams closed on every node.' })
+  @ApiNotFoundResponse({ description: 'Unknown id, or a user of another tenant.' })
+  async revoke(@Param('id', RegistryIdPipe) id: number, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<void> {
+    const user = await this.targets.find(caller, id);
+    await this.revocation.revokeAll(
+      { userRegistryId: user.id, userName: user.name, tenantRegistryId: user.tenantRegistryId },
+      { reasonId: LogoutReasonId.AdministratorRevoked, context: requestContext(req), cutByUser: caller.userName },
+    );
+  }
+}

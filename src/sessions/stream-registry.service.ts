@@ -1,0 +1,202 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { ActiveApiKeys } from '../api-keys/active-api-keys';
+import { apiKeyHash } from '../api-keys/api-key.format';
+import type { Principal } from '../auth/principal';
+import { UserState, UserStateReader } from '../auth/user-state.reader';
+import { Bus, CHANNELS } from '../bus/bus';
+import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { SessionEndedMessage, SessionRevocation } from './session-revocation.service';
+
+/** The bus channels a client can follow as Server-Sent Events (contract 11). */
+export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceChange;
+
+/** A comment line every 15 s keeps proxies from closing an idle stream. */
+export const HEARTBEAT_MS = 15_000;
+
+interface OpenStream {
+  id: number;
+  channel: StreamChannel;
+  userRegistryId: number;
+  /** Start of the browser or bearer session; null for an API key. */
+  sessionStartMs: number | null;
+  /** SHA-256 of the API key that opened it; null for a JWT session. */
+  apiKeyHash: string | null;
+  display: string;
+  res: Response;
+}
+
+/**
+ * The open Watcher and ServiceChange streams of this node. Events of the bus are relayed to them as
+ * `data:` lines. A stream ends with its session: at once when any node announces the user's logout or
+ * revocation (SessionEnded) or revokes its API key, and at the latest at the periodic re-check
+ * (RevokedSessionCheckInterval) for anything else (absolute lifetime, deactivation, lock, deletion,
+ * a lost message). A stream opened with an API key ends only with its key or its user.
+ */
+@Injectable()
+export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('Streams');
+  private readonly streams = new Set<OpenStream>();
+  private readonly stops: Array<() => void> = [];
+  private timers: NodeJS.Timeout[] = [];
+  private nextId = 1;
+  private rechecking: Promise<void> | null = null;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly revocation: SessionRevocation,
+    private readonly activeKeys: ActiveApiKeys,
+    private readonly users: UserStateReader,
+    private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    const onEnded = (message: SessionEndedMessage) => this.closeSessionsOf(message.userRegistryId);
+    const onRemoved = (hash: string) => this.closeKey(hash);
+    this.activeKeys.events.on('removed', onRemoved);
+    this.stops.push(
+      this.bus.subscribe(CHANNELS.watcher, (message) => this.relay(CHANNELS.watcher, message)),
+      this.bus.subscribe(CHANNELS.serviceChange, (message) => this.relay(CHANNELS.serviceChange, message)),
+      this.bus.subscribe(CHANNELS.sessionEnded, (raw) => {
+        const message = parseSessionEnded(raw);
+        if (message) onEnded(message);
+      }),
+      this.revocation.onEndedHere(onEnded),
+      () => this.activeKeys.events.off('removed', onRemoved),
+    );
+    this.timers = [
+      setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref(),
+      setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref(),
+    ];
+  }
+
+  onModuleDestroy(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    for (const stop of this.stops.splice(0)) stop();
+    // Open responses would keep the HTTP server from closing.
+    for (const stream of [...this.streams]) this.close(stream, 'the service is stopping');
+  }
+
+  get count(): number {
+    return this.streams.size;
+  }
+
+  /** Turns the response into an event stream of `channel` for an authenticated caller. */
+  open(channel: StreamChannel, principal: Principal, req: Request, res: Response): void {
+    const rawKey = principal.authenticationType === 'ApiKey' ? req.headers['x-api-key'] : undefined;
+    const key = Array.isArray(rawKey) ? rawKey[0] : rawKey;
+    const stream: OpenStream = {
+      id: this.nextId++,
+      channel,
+      userRegistryId: principal.userRegistryId,
+      sessionStartMs: principal.sessionStartDate?.getTime() ?? null,
+      apiKeyHash: key !== undefined ? apiKeyHash(key) : null,
+      display: principal.apiKeyDisplay ?? principal.userName,
+      res,
+    };
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache, no-transform');
+    res.setHeader('Connection', 'keep-alive');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    res.write(': connected\n\n');
+    this.streams.add(stream);
+    req.on('close', () => this.streams.delete(stream));
+    res.on('close', () => this.streams.delete(stream));
+  }
+
+  /**
+   * Closes every JWT stream of a user whose sessions ended (logout, revocation). Session starts are not
+   * compared with the message's instant: it comes from another node's clock.
+   */
+  closeSessionsOf(userRegistryId: number): void {
+    for (const stream of [...this.streams]) {
+      if (stream.userRegistryId === userRegistryId && stream.apiKeyHash === null) this.close(stream, 'the session ended');
+    }
+    // A user deactivated or deleted also loses the streams of its keys; the re-check reads its state.
+    if ([...this.streams].some((s) => s.userRegistryId === userRegistryId && s.apiKeyHash !== null)) {
+      void this.recheck(userRegistryId);
+    }
+  }
+
+  closeKey(hash: string): void {
+    for (const stream of [...this.streams]) if (stream.apiKeyHash === hash) this.close(stream, 'the API key was revoked');
+  }
+
+  /**
+   * Re-checks every open stream (or those of one user) against the user row and the clock, and
+   * closes those whose session has ended. A user row that cannot be read closes the stream (fail closed).
+   */
+  recheck(onlyUser?: number): Promise<void> {
+    if (onlyUser === undefined && this.rechecking) return this.rechecking;
+    const run = this.checkAll(onlyUser);
+    if (onlyUser === undefined) {
+      this.rechecking = run.finally(() => {
+        this.rechecking = null;
+      });
+      return this.rechecking;
+    }
+    return run;
+  }
+
+  private async checkAll(onlyUser?: number): Promise<void> {
+    const streams = [...this.streams].filter((s) => onlyUser === undefined || s.userRegistryId === onlyUser);
+    const userIds = [...new Set(streams.map((s) => s.userRegistryId))];
+    const states = new Map<number, UserState | null | 'unreadable'>();
+    await Promise.all(
+      userIds.map(async (id) => {
+        try {
+          states.set(id, await this.users.read(id));
+        } catch {
+          states.set(id, 'unreadable');
+        }
+      }),
+    );
+    const now = this.clock.nowMs();
+    for (const stream of streams) {
+      const reason = this.endReason(stream, states.get(stream.userRegistryId) ?? null, now);
+      if (reason) this.close(stream, reason);
+    }
+  }
+
+  private endReason(stream: OpenStream, state: UserState | null | 'unreadable', now: number): string | null {
+    if (state === 'unreadable') return 'the user row could not be read';
+    if (!state || state.deleted || !state.active || state.passwordLocked || !state.tenantActive) return 'the user can no longer sign in';
+    if (stream.apiKeyHash !== null) return this.activeKeys.has(stream.apiKeyHash) ? null : 'the API key was revoked';
+    const start = stream.sessionStartMs!;
+    if (now >= start + this.settings.sessionAbsoluteLifetimeMs) return 'the session reached its absolute lifetime';
+    if (state.tokensValidFrom && start < state.tokensValidFrom.getTime()) return 'the session was revoked';
+    return null;
+  }
+
+  private relay(channel: StreamChannel, message: string): void {
+    const frame = `${message
+      .split(/\r\n|\r|\n/)
+      .map((line) => `data: ${line}`)
+      .join('\n')}\n\n`;
+    for (const stream of this.streams) if (stream.channel === channel) stream.res.write(frame);
+  }
+
+  private heartbeat(): void {
+    for (const stream of this.streams) stream.res.write(': heartbeat\n\n');
+  }
+
+  private close(stream: OpenStream, reason: string): void {
+    if (!this.streams.delete(stream)) return;
+    this.logger.log(`closing ${stream.channel} stream ${stream.id} of ${stream.display}: ${reason}`);
+    stream.res.end(': closed\n\n');
+  }
+}
+
+function parseSessionEnded(raw: string): SessionEndedMessage | null {
+  try {
+    const value = JSON.parse(raw) as Partial<SessionEndedMessage>;
+    if (!Number.isSafeInteger(value.userRegistryId) || typeof value.at !== 'number') return null;
+    return { userRegistryId: value.userRegistryId!, at: value.at };
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,309 @@
+import { createHash } from 'node:crypto';
+import { ApiKeyUsageWriter } from '../src/api-keys/api-key-usage.writer';
+import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
+import { startTestApp, TestApp } from './helpers/app';
+import { call, checksumOf, createKey, encodeKey, flipChar, keyFields, session } from './helpers/api-keys';
+import { Browser } from './helpers/http';
+import { insertUser, signInAdministrator } from './helpers/users';
+
+const STRONG = 'Corr3ct-Horse-Battery';
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+
+describe('API keys (contract 5)', () => {
+  let t: TestApp;
+  let admin: Browser;
+  let adminToken: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ browser: admin, token: adminToken } = await signInAdministrator(t));
+  });
+  afterAll(async () => t.close());
+
+  it('creates a key: 201 with the clear value once; only its SHA-256 and display are stored', async () => {
+    const user = await insertUser(t, { name: 'integrator:1%', password: STRONG });
+    const res = await admin.post(`/api/UserRegistry/${user.id}/ApiKey`, { name: 'Billing', description: 'nightly batch' });
+    expect(res.status).toBe(201);
+    expect(Object.keys(res.json).sort()).toEqual(['apiKey', 'apiKeyDisplay', 'createdDate', 'description', 'id', 'name']);
+    const { apiKey, apiKeyDisplay, id } = res.json;
+    expect(res.json).toMatchObject({ name: 'Billing', description: 'nightly batch' });
+    expect(new Date(res.json.createdDate).getTime()).toBe(t.clock.nowMs());
+    expect(apiKey).toMatch(/^[0-9A-Za-z]+$/);
+    expect(apiKeyDisplay).toBe(apiKey.slice(0, 8));
+
+    // The format, read independently: 32-byte base62 secret, version 1, escaped name, HMAC checksum.
+    const fields = keyFields(apiKey);
+    expect(fields.version).toBe('1');
+    expect(fields.userName).toBe('integrator:1%');
+    expect(fields.body).toContain('integrator%3A1%25');
+    expect(fields.secret).toMatch(/^[0-9A-Za-z]{40,44}$/);
+    expect(fields.checksum).toBe(checksumOf(fields.body));
+
+    const [row] = await t.db.query<Record<string, unknown>>(`SELECT * FROM "UserRegistryApiKey" WHERE "Id" = $1`, [id]);
+    expect(row.ApiKey).toBe(sha256(apiKey));
+    expect(row.ApiKeyDisplay).toBe(apiKeyDisplay);
+    expect(row.CreatedUser).toBe('Administrator');
+    // The clear value (and its secret) is nowhere in the database.
+    const dump = await t.db.query<{ text: string }>(
+      `SELECT string_agg(x::text, ' ') AS text FROM (
+         SELECT row_to_json(k)::text AS x FROM "UserRegistryApiKey" k
+         UNION ALL SELECT row_to_json(l)::text FROM "UserLogin" l
+         UNION ALL SELECT row_to_json(o)::text FROM "UserLogout" o) all_rows`,
+    );
+    expect(dump[0].text).not.toContain(apiKey);
+    expect(dump[0].text).not.toContain(fields.secret);
+
+    // Never shown again.
+    const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
+    expect(list.status).toBe(200);
+    expect(list.text).not.toContain(apiKey);
+    expect(list.json).toEqual([
+      { id, name: 'Billing', description: 'nightly batch', apiKeyDisplay, createdDate: res.json.createdDate, createdUser: 'Administrator', lastUsedDate: null },
+    ]);
+  });
+
+  it('authenticates with the key: authenticationType ApiKey, no session times, no cookies', async () => {
+    const user = await insertUser(t, { name: 'keyuser', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    const res = await session(t, key.apiKey);
+    expect(res.status).toBe(200);
+    expect(res.json).toMatchObject({
+      userName: 'keyuser',
+      userRegistryId: user.id,
+      authenticationType: 'ApiKey',
+      sessionStartDate: null,
+      expiration: null,
+      absoluteExpiration: null,
+    });
+    expect(res.setCookies).toEqual([]);
+  });
+
+  it('refuses every tampered or made-up key with 401 "Key Not Found"', async () => {
+    const user = await insertUser(t, { name: 'tamper', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    const f = keyFields(key.apiKey);
+    const body = f.body;
+    const tampered = [
+      encodeKey(flipChar(body, 3), f.checksum), // a character of the secret, checksum kept
+      encodeKey(flipChar(body, 3), checksumOf(flipChar(body, 3), 'another-hmac-key-0123456789')),
+      encodeKey(body, flipChar(f.checksum, 0)), // a character of the checksum
+      encodeKey(body, flipChar(f.checksum, 7)),
+      encodeKey(`${f.secret}:2:tamper`, checksumOf(`${f.secret}:2:tamper`)), // another version, valid checksum
+      encodeKey(`${f.secret}:1:Administrator`, f.checksum), // another user, checksum kept
+      encodeKey(body, f.checksum.toUpperCase() === f.checksum ? 'zzzzzzzz' : f.checksum.toUpperCase()),
+      flipChar(key.apiKey, 0),
+      flipChar(key.apiKey, key.apiKey.length - 1),
+      `${key.apiKey}0`,
+      key.apiKey.slice(1),
+      'not-a-key!',
+      'x'.repeat(5000),
+    ];
+    for (const apiKey of tampered) {
+      const res = await session(t, apiKey);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(res.json).toMatchObject({ status: 401, detail: 'Key Not Found' });
+    }
+    // A well-formed key with a valid checksum that was never issued: same answer.
+    const forgedBody = `${'A'.repeat(43)}:1:tamper`;
+    const forged = await session(t, encodeKey(forgedBody, checksumOf(forgedBody)));
+    expect(forged.status).toBe(401);
+    expect(forged.json.detail).toBe('Key Not Found');
+    expect((await session(t, key.apiKey)).status).toBe(200);
+  });
+
+  it('x-api-key wins exclusively over bearer and cookie', async () => {
+    const user = await insertUser(t, { name: 'precedence', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    // A valid key with a broken bearer token: the key is used.
+    const withBrokenBearer = await session(t, key.apiKey, { authorization: 'Bearer broken.token.value' });
+    expect(withBrokenBearer.status).toBe(200);
+    expect(withBrokenBearer.json).toMatchObject({ userName: 'precedence', authenticationType: 'ApiKey' });
+    // A valid key with the administrator's valid cookie: the key is used, no cookie is refreshed.
+    const cookie = [...admin.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const withCookie = await session(t, key.apiKey, { cookie });
+    expect(withCookie.json).toMatchObject({ userName: 'precedence', authenticationType: 'ApiKey' });
+    expect(withCookie.setCookies).toEqual([]);
+    // A broken key with a valid cookie or a valid bearer: refused.
+    for (const extra of [{ cookie }, { authorization: `Bearer ${adminToken}` }] as Array<Record<string, string>>) {
+      const res = await session(t, flipChar(key.apiKey, 5), extra);
+      expect(res.status).toBe(401);
+      expect(res.json.detail).toBe('Key Not Found');
+    }
+    // An empty x-api-key header is still an API key credential, and a broken one.
+    expect((await session(t, '', { cookie })).status).toBe(401);
+  });
+
+  it('revokes: 204, refused at once, left out of the list, idempotent; the row keeps who and when', async () => {
+    const user = await insertUser(t, { name: 'revoked', password: STRONG });
+    const kept = await createKey(t, admin, user.id, { name: 'kept' });
+    const gone = await createKey(t, admin, user.id, { name: 'gone' });
+    expect((await session(t, gone.apiKey)).status).toBe(200);
+    const del = await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/${gone.id}`);
+    expect(del.status).toBe(204);
+    expect(del.text).toBe('');
+    const refused = await session(t, gone.apiKey);
+    expect(refused.status).toBe(401);
+    expect(refused.json.detail).toBe('Key Not Found');
+    expect((await session(t, kept.apiKey)).status).toBe(200);
+    expect((await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/${gone.id}`)).status).toBe(204);
+    const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
+    expect(list.json.map((k: { id: number }) => k.id)).toEqual([kept.id]);
+    const [row] = await t.db.query<Record<string, unknown>>(`SELECT * FROM "UserRegistryApiKey" WHERE "Id" = $1`, [gone.id]);
+    expect(row).toMatchObject({ Deleted: true, DeletedUser: 'Administrator' });
+    expect((row.DeletedDate as Date).getTime()).toBe(t.clock.nowMs());
+    // A key id that is not this user's.
+    const other = await insertUser(t, { name: 'revoked-other', password: STRONG });
+    expect((await admin.delete(`/api/UserRegistry/${other.id}/ApiKey/${kept.id}`)).status).toBe(404);
+    expect((await session(t, kept.apiKey)).status).toBe(200);
+  });
+
+  it('requires permission 35 and a user in the caller\'s tenant (landlord: any); 404 otherwise', async () => {
+    const tenantAdmin = await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant K', permissions: [35] });
+    const colleague = await insertUser(t, { name: 'colleague', password: STRONG, tenantName: 'Tenant K' });
+    const stranger = await insertUser(t, { name: 'stranger', password: STRONG, tenantName: 'Tenant L' });
+    const plain = await insertUser(t, { name: 'plain', password: STRONG, tenantName: 'Tenant K' });
+    const browser = async (name: string) => {
+      const b = new Browser(t.url);
+      expect((await b.post('/api/Authentication/ByUserNamePassword', { userName: name, password: STRONG })).status).toBe(200);
+      return b;
+    };
+    const ta = await browser('tenant-admin');
+    const created = await ta.post(`/api/UserRegistry/${colleague.id}/ApiKey`, { name: 'k' });
+    expect(created.status).toBe(201);
+    expect((await ta.get(`/api/UserRegistry/${colleague.id}/ApiKey`)).status).toBe(200);
+    for (const res of [
+      await ta.post(`/api/UserRegistry/${stranger.id}/ApiKey`, { name: 'k' }),
+      await ta.get(`/api/UserRegistry/${stranger.id}/ApiKey`),
+      await ta.delete(`/api/UserRegistry/${stranger.id}/ApiKey/1`),
+      await ta.post(`/api/UserRegistry/999999/ApiKey`, { name: 'k' }),
+    ]) {
+      expect(res.status).toBe(404);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    // The landlord reaches any tenant.
+    expect((await admin.post(`/api/UserRegistry/${stranger.id}/ApiKey`, { name: 'k' })).status).toBe(201);
+    // Without permission 35: 403.
+    const p = await browser('plain');
+    expect((await p.post(`/api/UserRegistry/${plain.id}/ApiKey`, { name: 'k' })).status).toBe(403);
+    expect((await p.get(`/api/UserRegistry/${plain.id}/ApiKey`)).status).toBe(403);
+    // Anonymous: 401.
+    expect((await call(`${t.url}/api/UserRegistry/${plain.id}/ApiKey`, 'GET')).status).toBe(401);
+    // A tenant administrator cannot mint a key for a user stronger than itself.
+    const stronger = await insertUser(t, { name: 'stronger', password: STRONG, tenantName: 'Tenant K', permissions: [34, 35] });
+    expect((await ta.post(`/api/UserRegistry/${stronger.id}/ApiKey`, { name: 'k' })).status).toBe(403);
+  });
+
+  it('validates the request: 400 problems for a bad id, a missing or too long name; control characters stripped', async () => {
+    const user = await insertUser(t, { name: 'validation', password: STRONG });
+    for (const [path, body] of [
+      [`/api/UserRegistry/abc/ApiKey`, { name: 'k' }],
+      [`/api/UserRegistry/99999999999/ApiKey`, { name: 'k' }],
+      [`/api/UserRegistry/${user.id}/ApiKey`, {}],
+      [`/api/UserRegistry/${user.id}/ApiKey`, { name: '' }],
+      [`/api/UserRegistry/${user.id}/ApiKey`, { name: '\u0001\u0002' }],
+      [`/api/UserRegistry/${user.id}/ApiKey`, { name: 'n'.repeat(257) }],
+      [`/api/UserRegistry/${user.id}/ApiKey`, { name: 'k', description: 'd'.repeat(1025) }],
+      [`/api/UserRegistry/${user.id}/ApiKey`, { name: 42 }],
+    ] as const) {
+      const res = await admin.post(path, body);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    }
+    expect((await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/x`)).status).toBe(400);
+    const res = await admin.post(`/api/UserRegistry/${user.id}/ApiKey`, { name: 'a\u0000b\u001b[31mc\u0085', description: 'line\r\nbreak' });
+    expect(res.status).toBe(201);
+    expect(res.json).toMatchObject({ name: 'ab[31mc', description: 'linebreak' });
+  });
+
+  it('follows the user\'s state, read per request: inactive, locked, deleted refused; unreadable 503', async () => {
+    const user = await insertUser(t, { name: 'stateful', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    const set = (sql: string) => t.db.query(`UPDATE "UserRegistry" SET ${sql} WHERE "Id" = $1`, [user.id]);
+    await set(`"Active" = false`);
+    expect((await session(t, key.apiKey)).json.detail).toBe('Key Not Found');
+    await set(`"Active" = true, "PasswordLocked" = true`);
+    expect((await session(t, key.apiKey)).status).toBe(401);
+    await set(`"PasswordLocked" = false`);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    // Permissions too come from the database on every request.
+    await t.db.query(`INSERT INTO "RoleRegistryPermission" VALUES ($1, 35)`, [user.roleRegistryId]);
+    expect((await session(t, key.apiKey)).json.permissions).toEqual([35]);
+    // The user row cannot be read: refused, 503 (fail closed).
+    await t.db.query(`ALTER TABLE "PermissionSpecification" RENAME TO "PermissionSpecificationAway"`);
+    try {
+      const res = await session(t, key.apiKey);
+      expect(res.status).toBe(503);
+    } finally {
+      await t.db.query(`ALTER TABLE "PermissionSpecificationAway" RENAME TO "PermissionSpecification"`);
+    }
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    await set(`"Deleted" = true`);
+    expect((await session(t, key.apiKey)).status).toBe(401);
+  });
+
+  it('is untouched by logout, password change, RevokeTokens and TokensValidFrom', async () => {
+    const user = await insertUser(t, { name: 'durable', password: STRONG, permissions: [] });
+    const key = await createKey(t, admin, user.id);
+    const browser = new Browser(t.url);
+    expect((await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'durable', password: STRONG })).status).toBe(200);
+    t.clock.advance(1000);
+    expect((await browser.post('/api/Authentication/Logout')).status).toBe(200);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    // Logout with the key itself is not a session: nothing is revoked.
+    expect((await call(`${t.url}/api/Authentication/Logout`, 'POST', { 'x-api-key': key.apiKey })).status).toBe(200);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await admin.post(`/api/UserRegistry/RevokeTokens/${user.id}`)).status).toBe(204);
+    t.clock.advance(1000);
+    const changed = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'durable', password: STRONG });
+    expect(changed.status).toBe(200);
+    const newPassword = 'An0ther-Strong-Passw0rd';
+    expect((await browser.post('/api/Authentication/ChangePassword', { password: STRONG, newPassword, repeatNewPassword: newPassword })).status).toBe(200);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    await t.db.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [user.id, new Date(t.clock.nowMs() + 3_600_000)]);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+  });
+
+  it('writes lastUsedDate off the request path, at most once a minute per key', async () => {
+    const user = await insertUser(t, { name: 'usage', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    const writer = t.app.get(ApiKeyUsageWriter);
+    const lastUsed = async () =>
+      (await t.db.query<{ LastUsedDate: Date | null }>(`SELECT "LastUsedDate" FROM "UserRegistryApiKey" WHERE "Id" = $1`, [key.id]))[0].LastUsedDate;
+    const firstUse = t.clock.nowMs();
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    await writer.flush();
+    expect((await lastUsed())!.getTime()).toBe(firstUse);
+    t.clock.advance(30_000);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    await writer.flush();
+    expect((await lastUsed())!.getTime()).toBe(firstUse);
+    t.clock.advance(31_000);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    await writer.flush();
+    expect((await lastUsed())!.getTime()).toBe(firstUse + 61_000);
+    const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
+    expect(list.json[0].lastUsedDate).toBe(new Date(firstUse + 61_000).toISOString());
+  });
+
+  it('reloads the active set from the database every minute (a revocation written elsewhere)', async () => {
+    const user = await insertUser(t, { name: 'reload', password: STRONG });
+    const key = await createKey(t, admin, user.id);
+    await t.db.query(`UPDATE "UserRegistryApiKey" SET "Deleted" = true WHERE "Id" = $1`, [key.id]);
+    // Until the set is reloaded, this node has not heard of it; a minute later it has.
+    t.clock.advance(61_000);
+    const res = await session(t, key.apiKey);
+    expect(res.status).toBe(401);
+    expect(res.json.detail).toBe('Key Not Found');
+    expect(t.app.get(ActiveApiKeys).has(sha256(key.apiKey))).toBe(false);
+  });
+
+  it('lists only active keys, newest last, with who created them', async () => {
+    const user = await insertUser(t, { name: 'lister', password: STRONG });
+    expect((await admin.get(`/api/UserRegistry/${user.id}/ApiKey`)).json).toEqual([]);
+    const a = await createKey(t, admin, user.id, { name: 'a' });
+    const b = await createKey(t, admin, user.id, { name: 'b', description: null });
+    const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
+    expect(list.json.map((k: { id: number }) => k.id)).toEqual([a.id, b.id]);
+    expect(list.json[1]).toMatchObject({ name: 'b', description: null, createdUser: 'Administrator', lastUsedDate: null });
+  });
+});
