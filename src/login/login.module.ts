@@ -1,6 +1,9 @@
 import { Module } from '@nestjs/common';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
+import { NegotiateController } from './negotiate.controller';
+import { NegotiateSignIn } from './negotiate.service';
+import { NegotiateStrategy } from './negotiate.strategy';
 import { PasswordController } from './password.controller';
 import { PasswordSignIn } from './password-sign-in.service';
 import { PasswordTransport } from './password-transport';
@@ -9,8 +12,8 @@ import { SignInCompletion } from './sign-in.service';
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
   imports: [SessionsModule, UsersModule],
-  controllers: [PasswordController],
-  providers: [PasswordSignIn, PasswordTransport, SignInCompletion],
+  controllers: [PasswordController, NegotiateController],
+  providers: [PasswordSignIn, PasswordTransport, SignInCompletion, NegotiateStrategy, NegotiateSignIn],
   exports: [SignInCompletion, PasswordTransport],
 })
 export class LoginModule {}

@@ -1,0 +1,72 @@
+import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiHeader,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiProperty,
+  ApiTags,
+  ApiUnauthorizedResponse,
+} from '@nestjs/swagger';
+import { IsString, MaxLength, MinLength } from 'class-validator';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/decorators';
+import { notFound } from '../common/problem';
+import { MfaRequiredDto, TokenDto } from './login.dto';
+import { NegotiateSignIn, NegotiateSignInResult } from './negotiate.service';
+
+export class NegotiateMfaDto {
+  @ApiProperty({ description: 'The one-time passcode.', maxLength: 64 })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  mfa!: string;
+}
+
+/** Negotiate sign-in routes (service.md 4.1 and 5.2, contract 7). Thin: the flow is NegotiateSignIn. */
+@ApiTags('Authentication')
+@Controller('api/Authentication')
+export class NegotiateController {
+  constructor(private readonly negotiate: NegotiateSignIn) {}
+
+  @Get('ByNegotiate')
+  @Public()
+  @ApiOperation({ summary: 'Integrated (Kerberos/SPNEGO) sign-in; the browser answers the Negotiate challenge.' })
+  @ApiHeader({ name: 'Authorization', required: false, description: '`Negotiate <token>`' })
+  @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set; `WWW-Authenticate: Negotiate <token>` when the server has a final token.' })
+  @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Identity proven; post the passcode to ByNegotiateMfa.' })
+  @ApiUnauthorizedResponse({ description: '`WWW-Authenticate: Negotiate`: start or restart the handshake; or the user is not permitted.' })
+  @ApiNotFoundResponse({ description: 'NegotiateAuthentication is off.' })
+  async byNegotiate(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto | MfaRequiredDto> {
+    if (!this.negotiate.enabled) throw notFound();
+    return this.answer(await this.negotiate.signIn(req, res), res);
+  }
+
+  @Post('ByNegotiateMfa')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ summary: 'The second factor after a 202 from ByNegotiate, under a new Negotiate handshake.' })
+  @ApiHeader({ name: 'Authorization', required: true, description: '`Negotiate <token>`' })
+  @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })
+  @ApiUnauthorizedResponse({ description: 'Handshake incomplete, user not permitted, or passcode rejected.' })
+  @ApiNotFoundResponse({ description: 'NegotiateAuthentication or the second factor is off.' })
+  async byNegotiateMfa(
+    @Body() body: NegotiateMfaDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<TokenDto | MfaRequiredDto> {
+    if (!this.negotiate.enabled || !this.negotiate.secondFactorEnabled) throw notFound();
+    return this.answer(await this.negotiate.signIn(req, res, body.mfa), res);
+  }
+
+  private answer(result: NegotiateSignInResult, res: Response): TokenDto | MfaRequiredDto {
+    if (result.responseToken) res.setHeader('WWW-Authenticate', `Negotiate ${result.responseToken}`);
+    if (result.kind === 'mfaRequired') {
+      res.status(202);
+      return { mfaRequired: true };
+    }
+    res.status(200);
+    return { token: result.issued.token, expiration: result.issued.expiration.toISOString() };
+  }
+}
