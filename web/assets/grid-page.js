@@ -204,6 +204,7 @@ async function load() {
   csv.set('format', 'csv');
   exportLink.href = `${grid.api}?${csv}`;
   summary.textContent = 'Loading…';
+  summary.dataset.state = 'loading';
   clear(messages);
   try {
     const { json } = await api('GET', `${grid.api}?${q}`);
@@ -217,6 +218,7 @@ async function load() {
     messages.append(notice('error', problemLines(error)));
   }
   renderTable();
+  summary.dataset.state = 'ready';
 }
 
 await load();

@@ -25,8 +25,8 @@ const QUEUES = [
 const date = (field, label) => ({ field, label, type: 'date' });
 const text = (field, label, extra = {}) => ({ field, label, type: 'text', ...extra });
 const number = (field, label) => ({ field, label, type: 'number' });
-// Codes are shown by the name the row carries next to them, and sorted by the code.
-const code = (field, label, sort) => ({ field, label, type: 'text', sort });
+// Codes are shown (and sorted) by the name the row carries next to them.
+const code = (field, label) => ({ field, label, type: 'text' });
 
 const stageFilter = (stages) => ({ param: 'stageId', label: 'Stage', options: stages });
 const counterColumns = [
@@ -44,9 +44,9 @@ export const GRIDS = {
     columns: [
       date('createdDate', 'Date'),
       text('createdUser', 'User'),
-      code('authenticationType', 'Scheme', 'authenticationTypeId'),
+      code('authenticationType', 'Scheme'),
       { field: 'failed', label: 'Result', type: 'outcome' },
-      code('failureReason', 'Failure reason', 'failureTypeId'),
+      code('failureReason', 'Failure reason'),
       text('failureMessage', 'Failure message', { wide: true }),
       text('remoteIp', 'Remote address'),
       text('userAgent', 'User agent', { wide: true }),
@@ -59,8 +59,8 @@ export const GRIDS = {
     columns: [
       date('createdDate', 'Date'),
       text('createdUser', 'User'),
-      code('reason', 'Reason', 'reasonId'),
-      code('outcome', 'Outcome', 'outcomeId'),
+      code('reason', 'Reason'),
+      code('outcome', 'Outcome'),
       text('cutByUser', 'Cut by'),
       date('sessionStartDate', 'Session start'),
       number('sessionSeconds', 'Session (s)'),
@@ -73,7 +73,7 @@ export const GRIDS = {
   ArchiverStagePerformanceCounter: {
     api: '/api/ArchiverStagePerformanceCounter',
     filter: stageFilter(ARCHIVER_STAGES),
-    columns: [date('createdDate', 'Date'), text('entityAnalysisModelGuid', 'Model'), code('stageName', 'Stage', 'stageId'), ...counterColumns, text('instance', 'Instance')],
+    columns: [date('createdDate', 'Date'), text('entityAnalysisModelGuid', 'Model'), code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
   },
   ArchiverWarning: {
@@ -84,7 +84,7 @@ export const GRIDS = {
       date('occurredDate', 'Occurred'),
       text('entityAnalysisModelName', 'Model'),
       text('entityAnalysisModelInstanceEntryGuid', 'Invocation'),
-      code('stageName', 'Stage', 'stageId'),
+      code('stageName', 'Stage'),
       number('durationMicroseconds', 'Duration (µs)'),
       text('instance', 'Instance'),
     ],
@@ -93,7 +93,7 @@ export const GRIDS = {
   CaseCreationStagePerformanceCounter: {
     api: '/api/CaseCreationStagePerformanceCounter',
     filter: stageFilter(CASE_CREATION_STAGES),
-    columns: [date('createdDate', 'Date'), code('stageName', 'Stage', 'stageId'), ...counterColumns, text('instance', 'Instance')],
+    columns: [date('createdDate', 'Date'), code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
   },
   CaseCreationWarning: {
@@ -106,7 +106,7 @@ export const GRIDS = {
       text('caseWorkflowName', 'Case workflow'),
       text('caseKey', 'Case key'),
       text('caseKeyValue', 'Case key value'),
-      code('stageName', 'Stage', 'stageId'),
+      code('stageName', 'Stage'),
       number('durationMicroseconds', 'Duration (µs)'),
       text('destination', 'Destination', { wide: true }),
       text('instance', 'Instance'),
@@ -116,7 +116,7 @@ export const GRIDS = {
   CaptureQueueHealth: {
     api: '/api/CaptureQueueHealth',
     filter: { param: 'queueId', label: 'Queue', options: QUEUES },
-    columns: [date('createdDate', 'Date'), code('queueName', 'Queue', 'queueId'), number('queueDepth', 'Depth'), number('droppedCount', 'Dropped'), text('instance', 'Instance')],
+    columns: [date('createdDate', 'Date'), code('queueName', 'Queue'), number('queueDepth', 'Depth'), number('droppedCount', 'Dropped'), text('instance', 'Instance')],
     statistics: ['queueDepth', 'droppedCount'],
   },
   ModelInvokeWarning: {

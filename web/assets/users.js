@@ -79,7 +79,7 @@ function renderList() {
                 'tr',
                 { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, tabindex: 0, onclick: () => select(user.id), onkeydown: (e) => e.key === 'Enter' && select(user.id) },
                 h('td', {}, h('div', { class: 'strong' }, user.name), user.email ? h('div', { class: 'muted small' }, user.email) : null),
-                h('td', {}, roleName(user)),
+                h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
                 h('td', {}, badges(user)),
                 h('td', { class: 'nowrap' }, formatDate(user.lastLoginDate)),
               ),
@@ -96,7 +96,9 @@ function roleInput(selected) {
     return h(
       'select',
       { name: 'roleRegistryId', required: true },
-      roles.filter((r) => r.active !== false || r.id === selected).map((r) => h('option', { value: String(r.id), selected: r.id === selected }, r.name)),
+      roles
+        .filter((r) => r.active !== false || r.id === selected)
+        .map((r) => h('option', { value: String(r.id), selected: r.id === selected }, r.tenantName ? `${r.tenantName} / ${r.name}` : r.name)),
     );
   }
   return h('input', { name: 'roleRegistryId', type: 'number', min: 1, value: selected ?? '' });
@@ -279,7 +281,7 @@ function renderUser(user, message) {
   // Reset password.
   const resetMessages = h('div', { class: 'messages' });
   const passwords = passwordFields('reset');
-  const resetButton = h('button', { type: 'submit', class: 'primary', id: 'reset-password' }, 'Reset password');
+  const resetButton = h('button', { type: 'submit', class: 'primary', id: 'reset-password-submit' }, 'Reset password');
   const resetForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Reset password'), resetMessages, passwords.element, h('div', { class: 'actions' }, resetButton));
   resetForm.addEventListener('submit', async (event) => {
     event.preventDefault();

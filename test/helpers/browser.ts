@@ -1,0 +1,63 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, BrowserContext, chromium, Page } from 'playwright-core';
+
+/** Debian's chromium; .ci/run installs it on a fresh machine. */
+export const CHROMIUM = '/usr/bin/chromium';
+
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export const SCREENSHOTS = join(__dirname, '..', '..', 'test-output', 'screenshots');
+
+/**
+ * One headless Chromium per test file. Playwright gives each launch its own fresh temporary profile
+ * (user-data-dir) and each context its own cookie jar, so a test can hold several independent
+ * browser sessions at once.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
+}
+
+/** A fresh browser session (its own cookies) with a desktop-sized window. */
+export async function newSession(browser: Browser, options: { acceptDownloads?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({
+    viewport: { width: 1360, height: 860 },
+    acceptDownloads: options.acceptDownloads ?? true,
+    locale: 'en-GB',
+    timezoneId: 'UTC',
+  });
+  const page = await context.newPage();
+  // Native confirm() dialogs (Revoke sessions, Revoke key) are accepted, as a user would click OK.
+  page.on('dialog', (dialog) => void dialog.accept());
+  return { context, page };
+}
+
+/** Saves a full-page screenshot under test-output/screenshots for a reviewer to look at. */
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Fills and submits the sign-in form of /Account/Login (already open). */
+export async function submitSignIn(page: Page, userName: string, password: string): Promise<void> {
+  await page.locator('#login-form').waitFor({ state: 'visible' });
+  await page.fill('input[name="userName"]', userName);
+  await page.fill('input[name="password"]', password);
+  await page.click('#login-form button[type="submit"]');
+}
+
+/** Opens the sign-in page, signs in and waits until the browser has left the sign-in page. */
+export async function signInThroughPage(page: Page, baseUrl: string, userName: string, password: string, returnUrl = '/'): Promise<void> {
+  await page.goto(`${baseUrl}/Account/Login?returnUrl=${encodeURIComponent(returnUrl)}`);
+  await submitSignIn(page, userName, password);
+  await page.waitForURL((url) => url.pathname !== '/Account/Login');
+}
