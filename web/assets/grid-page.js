@@ -209,7 +209,8 @@ async function load() {
   try {
     const { json } = await api('GET', `${grid.api}?${q}`);
     rows = Array.isArray(json?.rows) ? json.rows : [];
-    summary.textContent = `${formatNumber(json?.total ?? rows.length)} matching rows; ${formatNumber(rows.length)} shown (at most ${formatNumber(state.take)}).`;
+    const total = Number(json?.total ?? rows.length);
+    summary.textContent = `${formatNumber(total)} matching ${total === 1 ? 'row' : 'rows'}; ${formatNumber(rows.length)} shown (at most ${formatNumber(state.take)}).`;
     renderStatistics(json?.statistics);
   } catch (error) {
     rows = [];

@@ -68,20 +68,19 @@ function renderList() {
     h(
       'table',
       { class: 'grid selectable', id: 'users' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Role'), h('th', {}, 'Status'), h('th', {}, 'Last sign-in'))),
+      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Role'), h('th', {}, 'Status'))),
       h(
         'tbody',
         {},
         shown.length === 0
-          ? h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No users.'))
+          ? h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No users.'))
           : shown.map((user) =>
               h(
                 'tr',
                 { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, tabindex: 0, onclick: () => select(user.id), onkeydown: (e) => e.key === 'Enter' && select(user.id) },
                 h('td', {}, h('div', { class: 'strong' }, user.name), user.email ? h('div', { class: 'muted small' }, user.email) : null),
                 h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
-                h('td', {}, badges(user)),
-                h('td', { class: 'nowrap' }, formatDate(user.lastLoginDate)),
+                h('td', { class: 'nowrap' }, badges(user)),
               ),
             ),
       ),
