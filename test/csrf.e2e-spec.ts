@@ -1,0 +1,85 @@
+import { startTestApp, TestApp } from './helpers/app';
+import { call } from './helpers/api-keys';
+import { insertUser } from './helpers/users';
+
+const STRONG = 'Corr3ct-Horse-Battery';
+
+/**
+ * The origin check of contract 4, through a state-changing route that needs no body: POST Logout
+ * (public, so a refusal can only come from the check). 403 = refused; anything else = let through.
+ */
+describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
+  let t: TestApp;
+  let cookie: string;
+  let own: string;
+  beforeAll(async () => {
+    t = await startTestApp();
+    own = t.url;
+    await insertUser(t, { name: 'csrf', password: STRONG });
+    const res = await call(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'csrf', password: STRONG });
+    cookie = res.setCookies.map((line) => line.split(';')[0]).join('; ');
+  });
+  afterAll(async () => t.close());
+
+  // A route that changes nothing the test depends on: an unknown POST route gets 404 once let through.
+  const attempt = (headers: Record<string, string>, method = 'POST', path = '/api/NoSuchRoute') =>
+    call(`${t.url}${path}`, method, { cookie, ...headers });
+
+  it.each([
+    ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }, 403],
+    ['Sec-Fetch-Site same-site', { 'sec-fetch-site': 'same-site' }, 403],
+    ['Sec-Fetch-Site same-origin', { 'sec-fetch-site': 'same-origin' }, 404],
+    ['Sec-Fetch-Site none', { 'sec-fetch-site': 'none' }, 404],
+    ['Sec-Fetch-Site wins over a matching Origin', { 'sec-fetch-site': 'cross-site', origin: 'OWN' }, 403],
+    ['Origin equal to our own', { origin: 'OWN' }, 404],
+    ['Origin in upper case', { origin: 'OWN_UPPER' }, 404],
+    ['Origin of another site', { origin: 'https://evil.example' }, 403],
+    ['Origin on another port', { origin: 'OWN_OTHER_PORT' }, 403],
+    ['Origin null', { origin: 'null' }, 403],
+    ['Origin wins over a matching Referer', { origin: 'https://evil.example', referer: 'OWN/page' }, 403],
+    ['Referer on our own origin', { referer: 'OWN/Administration/Security/Users' }, 404],
+    ['Referer of another site', { referer: 'https://evil.example/OWN' }, 403],
+    ['none of the three', {}, 403],
+  ])('%s', async (_, raw, expected) => {
+    const port = new URL(own).port;
+    const headers = Object.fromEntries(
+      Object.entries(raw as Record<string, string>).map(([k, v]) => [
+        k,
+        v
+          .replace('OWN_UPPER', own.toUpperCase())
+          .replace('OWN_OTHER_PORT', own.replace(`:${port}`, `:${Number(port) + 1}`))
+          .replace('OWN', own),
+      ]),
+    );
+    const res = await attempt(headers);
+    expect(res.status).toBe(expected);
+    if (expected === 403) expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+  });
+
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])('checks %s', async (method) => {
+    expect((await attempt({ 'sec-fetch-site': 'cross-site' }, method)).status).toBe(403);
+  });
+
+  it('does not check GET', async () => {
+    const res = await attempt({ 'sec-fetch-site': 'cross-site' }, 'GET', '/api/Authentication/Session');
+    expect(res.status).toBe(200);
+  });
+
+  it('does not check a request with an Authorization or x-api-key header', async () => {
+    expect((await attempt({ 'sec-fetch-site': 'cross-site', authorization: 'Bearer x' })).status).not.toBe(403);
+    expect((await attempt({ 'sec-fetch-site': 'cross-site', 'x-api-key': 'x' })).status).not.toBe(403);
+  });
+
+  it('does not check a request without the session cookie', async () => {
+    const res = await call(`${t.url}/api/NoSuchRoute`, 'POST', { 'sec-fetch-site': 'cross-site' });
+    expect(res.status).toBe(404);
+  });
+
+  it('refuses a cross-site logout with the cookie, and the session survives', async () => {
+    const res = await attempt({ 'sec-fetch-site': 'cross-site' }, 'POST', '/api/Authentication/Logout');
+    expect(res.status).toBe(403);
+    expect(res.setCookies).toEqual([]);
+    const session = await call(`${t.url}/api/Authentication/Session`, 'GET', { cookie });
+    expect(session.status).toBe(200);
+  });
+});
