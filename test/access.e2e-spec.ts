@@ -1,5 +1,6 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
+import { signInAdministrator } from './helpers/users';
 
 /**
  * Deny by default: every route in the OpenAPI document that is not marked public must refuse an
@@ -13,7 +14,6 @@ describe('every protected route refuses an anonymous caller', () => {
   afterAll(async () => t.close());
 
   it('answers 401 problem+json to anonymous calls of every non-public operation', async () => {
-    const { signInAdministrator } = await import('./helpers/users');
     const { token } = await signInAdministrator(t);
     const document = (await new Browser(t.url).get('/swagger/v1/swagger.json', { authorization: `Bearer ${token}` })).json;
     const operations: Array<{ method: string; path: string }> = [];

@@ -12,7 +12,7 @@ import { PasswordHasher } from '../users/password-hasher.service';
 import { passwordRuleProblems } from '../users/password-rules';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { ChangePasswordDto, PasswordSignInDto } from './login.dto';
-import { PasswordTransport } from './password-transport';
+import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
 
 /** The one answer for every failed sign-in, whatever the cause (contract 3). */

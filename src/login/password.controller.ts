@@ -23,7 +23,7 @@ import {
   WirePasswordHashQueryDto,
 } from './login.dto';
 import { PasswordSignIn } from './password-sign-in.service';
-import { PasswordTransport } from './password-transport';
+import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
 
 /** Username and password sign-in and the password transport helpers (contract 3). */

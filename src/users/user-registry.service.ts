@@ -6,7 +6,7 @@ import type { Principal } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { badRequest, conflict, FieldProblem, notFound, serviceUnavailable } from '../common/problem';
 import { RequestContext } from '../common/request-context';
-import { PasswordTransport } from '../login/password-transport';
+import { PasswordTransport } from './password-transport';
 import { SessionRevocation } from '../sessions/session-revocation.service';
 import { PasswordHasher } from './password-hasher.service';
 import { passwordRuleProblems } from './password-rules';

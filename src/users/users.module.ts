@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { PasswordTransport } from '../login/password-transport';
+import { PasswordTransport } from './password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
 import { REGISTRY_ENTITIES } from './registry.entities';
@@ -26,10 +26,9 @@ import { UserRegistryService } from './user-registry.service';
     TenantRegistryService,
     RoleRegistryService,
     UserRegistryService,
-    // Admin password fields travel under the same RSA-OAEP transport as sign-in (contract 3); the
-    // class is stateless apart from the settings, so this module keeps its own instance.
+    // Admin password fields travel under the same RSA-OAEP transport as sign-in (contract 3).
     PasswordTransport,
   ],
-  exports: [PasswordHasher, UserAccounts, ServiceChangePublisher, RoleRegistryService, TypeOrmModule],
+  exports: [PasswordHasher, UserAccounts, ServiceChangePublisher, RoleRegistryService, PasswordTransport, TypeOrmModule],
 })
 export class UsersModule {}
