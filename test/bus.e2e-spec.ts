@@ -1,0 +1,70 @@
+import { Bus, BusConnectionEvent } from '../src/bus/bus';
+import { MemoryBus } from '../src/bus/memory.bus';
+import { RedisBus, redisOptions } from '../src/bus/redis.bus';
+
+const waitFor = async (predicate: () => boolean, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!predicate()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('publish/subscribe port', () => {
+  it('delivers between two Redis-backed nodes on the real Redis, and reports connection events', async () => {
+    const events: BusConnectionEvent[] = [];
+    const a = new RedisBus('redis://127.0.0.1:6379');
+    const b = new RedisBus('redis://127.0.0.1:6379');
+    a.onConnectionEvent((e) => events.push(e));
+    let ready = false;
+    b.onReady(() => (ready = true));
+    try {
+      const received: string[] = [];
+      b.subscribe('tm-test-channel', (m) => received.push(m));
+      await waitFor(() => ready);
+      await new Promise((r) => setTimeout(r, 100));
+      await a.publish('tm-test-channel', 'hello from a');
+      await waitFor(() => received.length === 1);
+      expect(received).toEqual(['hello from a']);
+      expect(events.map((e) => e.eventName)).toEqual(expect.arrayContaining(['connect', 'ready']));
+      expect(events[0]).toMatchObject({ kind: 'connection', endpoint: '127.0.0.1:6379' });
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('fails a publish at once (no hanging request) when Redis cannot be reached', async () => {
+    const bus: Bus = new RedisBus('redis://127.0.0.1:6390');
+    const events: BusConnectionEvent[] = [];
+    bus.onConnectionEvent((e) => events.push(e));
+    try {
+      await expect(bus.publish('x', 'y')).rejects.toThrow();
+      await waitFor(() => events.some((e) => e.eventName === 'error'));
+    } finally {
+      await bus.close();
+    }
+  });
+
+  it('delivers in process, and unsubscribes', async () => {
+    const bus = new MemoryBus();
+    const received: string[] = [];
+    const off = bus.subscribe('c', (m) => received.push(m));
+    await bus.publish('c', 'one');
+    await waitFor(() => received.length === 1);
+    off();
+    await bus.publish('c', 'two');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(received).toEqual(['one']);
+  });
+
+  it('parses Sentinel and Redis URLs without leaking credentials into the endpoint', () => {
+    expect(redisOptions('sentinel://10.0.0.1:26379,10.0.0.2:26380/mymaster')).toEqual({
+      options: { sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26380 }], name: 'mymaster' },
+      endpoint: 'sentinel:10.0.0.1:26379,10.0.0.2:26380/mymaster',
+    });
+    const plain = redisOptions('redis://user:s3cret@cache:6380/2');
+    expect(plain.options).toMatchObject({ host: 'cache', port: 6380, username: 'user', password: 's3cret', db: 2 });
+    expect(plain.endpoint).toBe('cache:6380');
+  });
+});
