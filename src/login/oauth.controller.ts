@@ -1,0 +1,56 @@
+import { Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
+import { ApiFoundResponse, ApiNotFoundResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
+import { IsOptional, IsString, MaxLength } from 'class-validator';
+import type { Request, Response } from 'express';
+import { Public } from '../auth/decorators';
+import { notFound } from '../common/problem';
+import { OAuthSignIn } from './oauth.service';
+
+export class OAuthLoginQueryDto {
+  @ApiPropertyOptional({ description: 'Where to go after signing in; only a local path is honoured, anything else means /.', maxLength: 2048 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  returnUrl?: string;
+}
+
+/**
+ * OpenID Connect sign-in routes (contract 8). Both answer with redirects: the login page sends the
+ * browser here, this sends it to the provider, the provider sends it back to the callback, and the
+ * callback sends it to the local return URL (or to /Account/Login?error=<code>).
+ */
+@ApiTags('Authentication')
+@Controller('api/Authentication/OAuth')
+export class OAuthController {
+  constructor(private readonly oauth: OAuthSignIn) {}
+
+  @Get('Login')
+  @Public()
+  @ApiOperation({ summary: 'Starts an authorization-code flow with PKCE at the identity provider.' })
+  @ApiFoundResponse({ description: 'To the identity provider, or to /Account/Login?error=<code> when it cannot be reached.' })
+  @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
+  async login(@Query() query: OAuthLoginQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.oauth.enabled) throw notFound();
+    res.redirect(302, await this.oauth.start(req, res, query.returnUrl));
+  }
+
+  @Post('Callback')
+  @Public()
+  @ApiOperation({ summary: 'The authorization response by form_post (the default).' })
+  @ApiFoundResponse({ description: 'Signed in: to the local return URL (or OAuthForceRedirect); failed: to /Account/Login?error=<code>.' })
+  @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
+  async callbackPost(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.oauth.enabled) throw notFound();
+    res.redirect(302, await this.oauth.callback(req, res, 'POST'));
+  }
+
+  @Get('Callback')
+  @Public()
+  @ApiOperation({ summary: 'The authorization response in the query string (with OAuthForceGet).' })
+  @ApiFoundResponse({ description: 'Signed in: to the local return URL (or OAuthForceRedirect); failed: to /Account/Login?error=<code>.' })
+  @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
+  async callbackGet(@Req() req: Request, @Res() res: Response): Promise<void> {
+    if (!this.oauth.enabled) throw notFound();
+    res.redirect(302, await this.oauth.callback(req, res, 'GET'));
+  }
+}
