@@ -173,7 +173,7 @@ describe('web pages in a browser', () => {
 
     await row.locator('button.revoke-key').click();
     await page.locator('#api-key-messages').filter({ hasText: 'is revoked' }).waitFor();
-    await expect(row.count()).resolves.toBe(0);
+    await row.waitFor({ state: 'detached' });
     const afterRevoke = await fetch(`${t.url}/api/Authentication/Session`, { headers: { 'x-api-key': value } });
     expect(afterRevoke.status).toBe(401);
   });
@@ -324,6 +324,9 @@ describe('web pages in a browser', () => {
 
   it('sign-out: a GET only asks; the button signs out', async () => {
     const { page, context } = admin;
+    await page.goto(`${t.url}/`);
+    await expect(page.locator('.lead').innerText()).resolves.toBe('Welcome, Administrator.');
+    await screenshot(page, 'home');
     await page.goto(`${t.url}/Account/Logout`);
     await expect(page.locator('#content').innerText()).resolves.toMatch(/signed in as Administrator/);
     const still = await page.evaluate(async () => (await fetch('/api/Authentication/Session')).status);
@@ -337,6 +340,28 @@ describe('web pages in a browser', () => {
     expect((await context.cookies()).map((c) => c.name)).not.toContain('authentication-jwt');
     await page.goto(`${t.url}/Administration/Security/Users`);
     await page.waitForURL(/\/Account\/Login\?returnUrl=/);
+  });
+
+  it('sign-out warns when the service could not record the end of the session', async () => {
+    await insertUser(t, { name: 'frank', password: STRONG });
+    const frank = await session('frank');
+    await signInThroughPage(frank.page, t.url, 'frank', STRONG, '/Account/Logout');
+    expect(new URL(frank.page.url()).pathname).toBe('/Account/Logout');
+    await t.db.query(`
+      CREATE FUNCTION web_refuse_frank() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW."Name" = 'frank' THEN RAISE EXCEPTION 'refused by test'; END IF; RETURN NEW; END $$`);
+    await t.db.query(`CREATE TRIGGER web_refuse_frank BEFORE UPDATE ON "UserRegistry" FOR EACH ROW EXECUTE FUNCTION web_refuse_frank()`);
+    try {
+      await frank.page.click('#confirm-logout');
+      await frank.page.getByTestId('logged-out').waitFor();
+      await expect(frank.page.getByTestId('logout-warning').innerText()).resolves.toMatch(/could not record the end of the session/);
+      await screenshot(frank.page, 'logout-warning');
+      expect((await frank.context.cookies()).map((c) => c.name)).not.toContain('authentication-jwt');
+    } finally {
+      await t.db.query(`DROP TRIGGER web_refuse_frank ON "UserRegistry"`);
+      await t.db.query(`DROP FUNCTION web_refuse_frank()`);
+      await frank.context.close();
+    }
   });
 
   it('no page raised a script error or a Content-Security-Policy refusal', () => {

@@ -66,5 +66,5 @@ export function safeReturnUrl(value = new URLSearchParams(location.search).get('
   if (typeof value !== 'string' || value.length > 2048) return '/';
   if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/';
   if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return '/';
-  return value.startsWith('/Account/Login') || value.startsWith('/Account/Logout') ? '/' : value;
+  return value.toLowerCase().startsWith('/account/login') ? '/' : value;
 }

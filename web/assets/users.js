@@ -80,7 +80,7 @@ function renderList() {
                 { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, tabindex: 0, onclick: () => select(user.id), onkeydown: (e) => e.key === 'Enter' && select(user.id) },
                 h('td', {}, h('div', { class: 'strong' }, user.name), user.email ? h('div', { class: 'muted small' }, user.email) : null),
                 h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
-                h('td', { class: 'nowrap' }, badges(user)),
+                h('td', {}, badges(user)),
               ),
             ),
       ),
