@@ -84,7 +84,6 @@ export class ReadEngine {
                     FROM pairs p JOIN agg a ON a.i = p.i GROUP BY 1, 2)`,
       );
     }
-    const members = table.columns.map((c) => `'${c.name}', r.${quoteAlias(c.name)}`).join(', ');
     const statisticsSql =
       statColumns.length > 0
         ? `(SELECT coalesce(json_agg(json_build_object('i', a.i, 'min', a.mn, 'max', a.mx, 'mean', a.mean, 'median', a.median,
@@ -93,9 +92,10 @@ export class ReadEngine {
     const sql = `
       WITH ${ctes.join(',\n')}
       SELECT (SELECT count(*) FROM base t) AS total,
-             (SELECT coalesce(json_agg(json_build_object(${members}) ORDER BY r."__rn"), '[]'::json)::text
-                FROM (SELECT ${s.outputs}, row_number() OVER (ORDER BY ${s.order}) AS "__rn"
-                        FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) r) AS rows,
+             (SELECT coalesce(json_agg(row_to_json(o) ORDER BY t."__rn"), '[]'::json)::text
+                FROM (SELECT t.*, row_number() OVER (ORDER BY ${s.order}) AS "__rn"
+                        FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) t
+                CROSS JOIN LATERAL (SELECT ${s.outputs}) o) AS rows,
              ${statisticsSql} AS statistics`;
     const [result] = (await this.dataSource.query(sql, p.values)) as { total: string; rows: string; statistics: string }[];
     const statistics = this.shapeStatistics(statColumns, JSON.parse(result.statistics));
