@@ -305,6 +305,52 @@ describe('web pages in a browser', () => {
     expect(csv.join('\n')).toContain('15000');
   });
 
+  it('every grid page loads its rows through the same grid, with its own toolbar', async () => {
+    await t.db.query(`INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "CreatedDate", "Instance") VALUES (3, 12, 0, $1, 'node-1'), (1, 0, 4, $1, 'node-1')`, [
+      new Date(t.clock.nowMs() - 60_000),
+    ]);
+    const { page } = admin;
+    const pages: [string, string[]][] = [
+      ['Performance/ArchiverStagePerformanceCounter', ['stageId']],
+      ['Performance/CaseCreationStagePerformanceCounter', ['stageId']],
+      ['Performance/CaseCreationWarning', ['stageId', 'search']],
+      ['Performance/CaptureQueueHealth', ['queueId']],
+      ['Logs/ModelInvokeWarning', ['search']],
+      ['Security/UserLogout', ['search']],
+    ];
+    for (const [path, filters] of pages) {
+      await page.goto(`${t.url}/Administration/${path}`);
+      await page.locator('#grid-summary[data-state="ready"]').waitFor();
+      expect(await page.locator('#content .notice-error').count()).toBe(0);
+      const names = await page.locator('#grid-toolbar [name]').evaluateAll((els) => els.map((e) => e.getAttribute('name')));
+      expect(names.sort()).toEqual(['from', 'take', 'to', ...filters].sort());
+    }
+    // Capture Queue Health shows queue names and a histogram per statistics column.
+    await page.goto(`${t.url}/Administration/Performance/CaptureQueueHealth`);
+    await page.locator('#grid-summary[data-state="ready"]').waitFor();
+    const queues = await page.locator('#grid tbody').innerText();
+    expect(queues).toContain('ArchiverWarning');
+    expect(queues).toContain('ModelInvokeWarning');
+    expect(await page.locator('[data-testid="histogram-queueDepth"] rect.bar').count()).toBe(10);
+    expect(await page.locator('[data-testid="histogram-droppedCount"] rect.bar').count()).toBe(10);
+    await screenshot(page, 'capture-queue-health');
+  });
+
+  it('a tenant administrator sees the Security pages but not telemetry', async () => {
+    await insertUser(t, { name: 'tenant.admin', password: STRONG, tenantName: 'Tenant B', permissions: [35] });
+    await insertUser(t, { name: 'tenant.b.user', password: STRONG, tenantName: 'Tenant B' });
+    const { page, context } = await session('tenant.admin');
+    await signInThroughPage(page, t.url, 'tenant.admin', STRONG, '/Administration/Security/Users');
+    const nav = await page.locator('#nav').innerText();
+    expect(nav).toContain('Users');
+    expect(nav).not.toMatch(/Archiver|Capture Queue|Model Invoke/);
+    await page.locator('#users tr[data-user="tenant.b.user"]').waitFor();
+    expect(await page.locator('#users tr[data-user="Administrator"]').count()).toBe(0);
+    const refused = await page.goto(`${t.url}/Administration/Logs/ModelInvokeWarning`);
+    expect(refused!.status()).toBe(403);
+    await context.close();
+  });
+
   it('the User Login grid lists sign-ins with their codes by name', async () => {
     const { page } = admin;
     await page.goto(`${t.url}/Administration/Security/UserLogin`);
