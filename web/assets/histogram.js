@@ -2,8 +2,8 @@
 // busiest bucket, each bar titled with its range and count.
 import { formatNumber, s } from './dom.js';
 
-const WIDTH = 320;
-const HEIGHT = 150;
+const WIDTH = 480;
+const HEIGHT = 170;
 const PAD = { left: 34, right: 8, top: 10, bottom: 26 };
 
 export function histogram(buckets, { label, testid } = {}) {
@@ -20,11 +20,12 @@ export function histogram(buckets, { label, testid } = {}) {
     preserveAspectRatio: 'xMidYMid meet',
   });
   svg.append(s('title', {}, `Histogram of ${label}`));
-  // Gridlines at 0, half and the peak.
-  for (const fraction of [0, 0.5, 1]) {
-    const y = PAD.top + plotHeight * (1 - fraction);
+  // Gridlines at 0, the peak and, when it is a whole count, half the peak.
+  const levels = peak % 2 === 0 ? [0, peak / 2, peak] : [0, peak];
+  for (const level of levels) {
+    const y = PAD.top + plotHeight * (1 - level / peak);
     svg.append(s('line', { class: 'grid-line', x1: PAD.left, x2: WIDTH - PAD.right, y1: y, y2: y }));
-    svg.append(s('text', { class: 'axis-label', x: PAD.left - 4, y: y + 3, 'text-anchor': 'end' }, formatNumber(Math.round(peak * fraction))));
+    svg.append(s('text', { class: 'axis-label', x: PAD.left - 4, y: y + 3, 'text-anchor': 'end' }, formatNumber(level)));
   }
   buckets.forEach((bucket, i) => {
     const frequency = Number(bucket.frequency) || 0;
