@@ -21,7 +21,7 @@ export interface OidcProvider {
    * (or denies when account is null), and returns the authorization response the browser would carry
    * back: a form_post form or a query redirect.
    */
-  authorize(authorizationUrl: string, account: string | null): Promise<{ method: 'GET' | 'POST'; action: string; params: Record<string, string> }>;
+  authorize(authorizationUrl: string, account: string | null, denyDescription?: string): Promise<{ method: 'GET' | 'POST'; action: string; params: Record<string, string> }>;
   stop(): Promise<void>;
 }
 
@@ -51,11 +51,12 @@ export async function startOidcProvider(): Promise<OidcProvider> {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ uid, prompt: details.prompt.name }));
       return;
     }
+    const body = await readBody(req);
     if (action === 'abort') {
-      await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'End-User aborted interaction' }, { mergeWithLastSubmission: false });
+      const description = body.get('description') || 'End-User aborted interaction';
+      await provider.interactionFinished(req, res, { error: 'access_denied', error_description: description }, { mergeWithLastSubmission: false });
       return;
     }
-    const body = await readBody(req);
     const accountId = body.get('account') ?? '';
     const grant = new provider.Grant({ accountId, clientId: details.params.client_id });
     grant.addOIDCScope(String(details.params.scope));
@@ -114,14 +115,14 @@ export async function startOidcProvider(): Promise<OidcProvider> {
       // Quiet: the provider reports handled errors (e.g. invalid_grant) on its own event emitter.
       provider.on('server_error', () => undefined);
     },
-    async authorize(authorizationUrl, account) {
+    async authorize(authorizationUrl, account, denyDescription) {
       const browser = new Browser('', {});
       let res = await browser.get(authorizationUrl);
       let location = res.headers.get('location');
       if (!location || !/\/interaction\//.test(location)) throw new Error(`expected an interaction, got ${res.status} ${res.text}`);
       const interactionUrl = new URL(location, issuer).href;
       res = await browser.request('POST', `${interactionUrl}/${account === null ? 'abort' : 'login'}`, {
-        body: new URLSearchParams({ account: account ?? '' }).toString(),
+        body: new URLSearchParams({ account: account ?? '', description: denyDescription ?? '' }).toString(),
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
       location = res.headers.get('location');
