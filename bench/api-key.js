@@ -1,0 +1,51 @@
+'use strict';
+/**
+ * Cost of API-key authentication (issue 3), in one run on this machine: requests/s of an open route
+ * and of the same kind of route authenticated by x-api-key (checksum, active set, user row read per
+ * request), alternated over rounds after a warm-up; the ratio is what matters (goal: at least 0.90).
+ * Run: npm run build && node bench/api-key.js
+ */
+const lib = require('./lib/service');
+
+async function main() {
+  const db = await lib.createDatabase('tm_bench_apikey');
+  const service = await lib.startService({ ConnectionString: db.url }, 5321);
+  try {
+    const { token } = await lib.signInAdministrator(service.url);
+    const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const me = await (await fetch(`${service.url}/api/Authentication/Session`, { headers: auth })).json();
+    const created = await fetch(`${service.url}/api/UserRegistry/${me.userRegistryId}/ApiKey`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'bench' }),
+    });
+    if (created.status !== 201) throw new Error(`key creation failed: ${created.status}`);
+    const { apiKey, apiKeyDisplay } = await created.json();
+    const check = await fetch(`${service.url}/api/Authentication/Session`, { headers: { 'x-api-key': apiKey } });
+    if (check.status !== 200) throw new Error(`key refused: ${check.status}`);
+
+    const results = await lib.alternate([
+      { name: 'open route', options: { url: `${service.url}/api/Authentication/PasswordPublicKey` } },
+      { name: 'x-api-key', options: { url: `${service.url}/api/Authentication/Session`, headers: { 'x-api-key': apiKey } } },
+    ]);
+    const base = results[0].rps;
+    lib.printTable(
+      `Requests per second, key ${apiKeyDisplay} (median of 5 alternating 4 s rounds, 10 connections)`,
+      results.map((r) => ({
+        target: r.name,
+        'req/s': Math.round(r.rps),
+        'ratio to open': (r.rps / base).toFixed(2),
+        samples: r.samples.map(Math.round).join(' '),
+        'non-2xx/errors': r.errors,
+      })),
+    );
+  } finally {
+    await service.stop();
+    await db.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
