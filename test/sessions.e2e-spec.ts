@@ -199,3 +199,23 @@ describe('persistent cookies and the explorer gate', () => {
     expect(document.json.paths['/api/Authentication/Session'].get.security).toBeDefined();
   });
 });
+
+describe('two applications in one process', () => {
+  it('each verifies sessions against its own database and clock', async () => {
+    const a = await startTestApp();
+    const b = await startTestApp();
+    try {
+      await insertUser(a, { name: 'only-on-a', password: STRONG });
+      const res = await new Browser(a.url).post('/api/Authentication/ByUserNamePassword', { userName: 'only-on-a', password: STRONG });
+      expect(res.status).toBe(200);
+      // b started after a: a must still answer from its own database, b from its own.
+      expect((await new Browser(a.url).get(SESSION, { authorization: `Bearer ${res.json.token}` })).status).toBe(200);
+      expect((await new Browser(b.url).get(SESSION, { authorization: `Bearer ${res.json.token}` })).status).toBe(401);
+      b.clock.advance(24 * 3_600_000);
+      expect((await new Browser(a.url).get(SESSION, { authorization: `Bearer ${res.json.token}` })).status).toBe(200);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});

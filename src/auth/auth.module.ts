@@ -1,6 +1,5 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { PassportModule } from '@nestjs/passport';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
@@ -14,7 +13,6 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
-  imports: [PassportModule],
   providers: [
     TokenService,
     SessionCookies,

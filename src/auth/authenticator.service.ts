@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import passport from 'passport';
 import { ProblemError, unauthorized } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { ApiKeyValidator } from './api-key.validator';
 import { JWT_COOKIE, SessionCookies } from './cookies';
-import { CredentialRequest, JWT_STRATEGY } from './jwt.strategy';
-import { AuthenticationType, Principal } from './principal';
+import { JwtStrategy } from './jwt.strategy';
+import { Principal } from './principal';
 import { TokenService } from './token.service';
 
 /** The credential a request presents, chosen exclusively: x-api-key, then bearer, then cookie. */
@@ -35,6 +34,7 @@ export function presentedCredential(req: Request): PresentedCredential {
 export class Authenticator {
   constructor(
     private readonly apiKeys: ApiKeyValidator,
+    private readonly jwt: JwtStrategy,
     private readonly tokens: TokenService,
     private readonly cookies: SessionCookies,
     @Inject(SETTINGS) private readonly settings: AppSettings,
@@ -45,7 +45,7 @@ export class Authenticator {
     const credential = presentedCredential(req);
     if (!credential) throw unauthorized();
     if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value);
-    const principal = await this.viaJwt(req, res, credential.value, credential.type);
+    const principal = await this.jwt.authenticate(req, res, credential.value, credential.type);
     principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
     if (credential.type === 'Cookie') {
       // Sliding refresh: a fresh 15-minute token that keeps the original session start.
@@ -67,18 +67,5 @@ export class Authenticator {
       if (error instanceof ProblemError && error.status === 401) return null;
       throw error;
     }
-  }
-
-  private viaJwt(req: Request, res: Response, token: string, type: AuthenticationType): Promise<Principal> {
-    const credentialRequest = req as CredentialRequest;
-    credentialRequest.tmToken = token;
-    credentialRequest.tmTokenType = type;
-    return new Promise<Principal>((resolve, reject) => {
-      passport.authenticate(JWT_STRATEGY, { session: false }, (error: unknown, principal: Principal | false) => {
-        if (error) reject(error);
-        else if (!principal) reject(unauthorized());
-        else resolve(principal);
-      })(req, res, reject);
-    });
   }
 }
