@@ -20,6 +20,8 @@ export interface FlushReport {
 }
 
 const micro = (value: number) => Math.max(0, Math.round(value));
+/** ISO text is much cheaper for the driver to serialise than Date objects (20000 per flush). */
+const iso = (date: Date) => date.toISOString();
 
 /**
  * Writes the capture queues to PostgreSQL: every queue's entries, the stage counters that saw
@@ -97,7 +99,7 @@ export class CaptureFlusher {
         ['OccurredDate', 'EntityAnalysisModelGuid', 'EntityAnalysisModelName', 'EntityAnalysisModelInstanceEntryGuid', 'Message', 'ElapsedMicroseconds', 'SinceLastEntryMicroseconds'],
         ['timestamptz', 'uuid', 'text', 'uuid', 'text', 'bigint', 'bigint'],
         [
-          mw.map((e) => e.occurredDate),
+          mw.map((e) => iso(e.occurredDate)),
           mw.map((e) => e.modelGuid),
           mw.map((e) => boundText(e.modelName, TEXT.name)),
           mw.map((e) => e.entryGuid),
@@ -112,7 +114,7 @@ export class CaptureFlusher {
         ['OccurredDate', 'CaseWorkflowGuid', 'CaseWorkflowName', 'CaseKey', 'CaseKeyValue', 'StageId', 'Destination', 'DurationMicroseconds'],
         ['timestamptz', 'uuid', 'text', 'text', 'text', 'smallint', 'text', 'bigint'],
         [
-          cw.map((e) => e.occurredDate),
+          cw.map((e) => iso(e.occurredDate)),
           cw.map((e) => e.caseWorkflowGuid),
           cw.map((e) => boundText(e.caseWorkflowName, TEXT.name)),
           cw.map((e) => boundText(e.caseKey, TEXT.name)),
@@ -128,7 +130,7 @@ export class CaptureFlusher {
         ['OccurredDate', 'EntityAnalysisModelGuid', 'EntityAnalysisModelName', 'EntityAnalysisModelInstanceEntryGuid', 'StageId', 'DurationMicroseconds'],
         ['timestamptz', 'uuid', 'text', 'uuid', 'smallint', 'bigint'],
         [
-          aw.map((e) => e.occurredDate),
+          aw.map((e) => iso(e.occurredDate)),
           aw.map((e) => e.modelGuid),
           aw.map((e) => boundText(e.modelName, TEXT.name)),
           aw.map((e) => e.entryGuid),
@@ -145,7 +147,7 @@ export class CaptureFlusher {
           ['OccurredDate', 'EventName', 'Endpoint', 'Message'],
           ['timestamptz', 'text', 'text', 'text'],
           [
-            events.map((e) => e.occurredDate),
+            events.map((e) => iso(e.occurredDate)),
             events.map((e) => boundText(e.eventName, TEXT.name)),
             events.map((e) => boundText(e.endpoint, TEXT.name)),
             events.map((e) => boundText(e.message, TEXT.message)),

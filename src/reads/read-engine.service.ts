@@ -69,26 +69,34 @@ export class ReadEngine {
     const statColumns = table.statistics;
     const ctes: string[] = [`base AS NOT MATERIALIZED (SELECT t.* ${s.from})`];
     if (statColumns.length > 0) {
-      const picks = statColumns.map((name, i) => `${s.expressions.get(name)}::float8 AS "s${i}"`).join(', ');
-      const pairs = statColumns.map((_, i) => `(${i}, n."s${i}")`).join(', ');
+      // `newest` is deliberately not materialised: scanning the index twice (aggregates, then buckets)
+      // is cheaper than writing 100000 rows to a tuplestore, and both scans see the same rows.
+      const picks = statColumns.map((name, i) => `${s.expressions.get(name)}::float8 AS s${i}`).join(', ');
+      const aggregates = statColumns
+        .map(
+          (_, i) =>
+            `min(s${i}) AS mn${i}, max(s${i}) AS mx${i}, avg(s${i}) AS mean${i}, ` +
+            `percentile_cont(0.5) WITHIN GROUP (ORDER BY s${i}) AS md${i}, coalesce(stddev_samp(s${i}), 0) AS sd${i}, count(s${i}) AS n${i}`,
+        )
+        .join(', ');
+      const buckets = statColumns
+        .map(
+          (_, i) =>
+            `(${i}, CASE WHEN n.s${i} IS NULL THEN NULL WHEN a.mx${i} = a.mn${i} THEN 0 ` +
+            `ELSE least(floor((n.s${i} - a.mn${i}) * ${BUCKETS} / (a.mx${i} - a.mn${i})), ${BUCKETS - 1})::int END)`,
+        )
+        .join(', ');
       ctes.push(
-        `newest AS (SELECT ${picks} FROM base t ORDER BY t."${table.dateColumn}" DESC, t."Id" DESC LIMIT ${MAX_TAKE})`,
-        `pairs AS (SELECT v.i, v.x FROM newest n CROSS JOIN LATERAL (VALUES ${pairs}) AS v(i, x) WHERE v.x IS NOT NULL)`,
-        `agg AS (SELECT i, min(x) AS mn, max(x) AS mx, avg(x) AS mean,
-                        percentile_cont(0.5) WITHIN GROUP (ORDER BY x) AS median,
-                        coalesce(stddev_samp(x), 0) AS sd, count(*) AS n
-                   FROM pairs GROUP BY i)`,
-        `hist AS (SELECT p.i,
-                         CASE WHEN a.mx = a.mn THEN 0 ELSE least(floor((p.x - a.mn) * ${BUCKETS} / (a.mx - a.mn)), ${BUCKETS - 1})::int END AS b,
-                         count(*) AS c
-                    FROM pairs p JOIN agg a ON a.i = p.i GROUP BY 1, 2)`,
+        `newest AS NOT MATERIALIZED (SELECT ${picks} FROM base t ORDER BY t."${table.dateColumn}" DESC, t."Id" DESC LIMIT ${MAX_TAKE})`,
+        `agg AS MATERIALIZED (SELECT ${aggregates} FROM newest)`,
+        `hist AS (SELECT v.i, v.b, count(*) AS c FROM newest n CROSS JOIN agg a CROSS JOIN LATERAL (VALUES ${buckets}) AS v(i, b)
+                   WHERE v.b IS NOT NULL GROUP BY 1, 2)`,
       );
     }
     const statisticsSql =
       statColumns.length > 0
-        ? `(SELECT coalesce(json_agg(json_build_object('i', a.i, 'min', a.mn, 'max', a.mx, 'mean', a.mean, 'median', a.median,
-                   'sd', a.sd, 'n', a.n, 'b', (SELECT json_object_agg(h.b, h.c) FROM hist h WHERE h.i = a.i))), '[]'::json)::text FROM agg a)`
-        : `'[]'::text`;
+        ? `(SELECT row_to_json(a)::text FROM agg a) AS aggregates, (SELECT coalesce(json_agg(h), '[]'::json)::text FROM hist h) AS histograms`
+        : `NULL::text AS aggregates, NULL::text AS histograms`;
     const sql = `
       WITH ${ctes.join(',\n')}
       SELECT (SELECT count(*) FROM base t) AS total,
@@ -96,9 +104,18 @@ export class ReadEngine {
                 FROM (SELECT t.*, row_number() OVER (ORDER BY ${s.order}) AS "__rn"
                         FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) t
                 CROSS JOIN LATERAL (SELECT ${s.outputs}) o) AS rows,
-             ${statisticsSql} AS statistics`;
-    const [result] = (await this.dataSource.query(sql, p.values)) as { total: string; rows: string; statistics: string }[];
-    const statistics = this.shapeStatistics(statColumns, JSON.parse(result.statistics));
+             ${statisticsSql}`;
+    const [result] = (await this.dataSource.query(sql, p.values)) as {
+      total: string;
+      rows: string;
+      aggregates: string | null;
+      histograms: string | null;
+    }[];
+    const statistics = this.shapeStatistics(
+      statColumns,
+      JSON.parse(result.aggregates ?? '{}') as Record<string, number | null>,
+      JSON.parse(result.histograms ?? '[]') as { i: number; b: number; c: number }[],
+    );
     return `{"rows":${result.rows},"total":${Number(result.total)},"statistics":${JSON.stringify(statistics)}}`;
   }
 
@@ -203,30 +220,32 @@ export class ReadEngine {
   /** Turns the per-column aggregates into the contract's shape; a column with no values is all zeros. */
   private shapeStatistics(
     columns: string[],
-    aggregates: { i: number; min: number; max: number; mean: number; median: number; sd: number; n: number; b: Record<string, number> | null }[],
+    aggregates: Record<string, number | null>,
+    histograms: { i: number; b: number; c: number }[],
   ): Record<string, ColumnStatistics> {
     const statistics: Record<string, ColumnStatistics> = {};
     columns.forEach((name, i) => {
-      const a = aggregates.find((x) => x.i === i);
-      if (!a || Number(a.n) === 0) {
+      const n = Number(aggregates[`n${i}`] ?? 0);
+      if (n === 0) {
         statistics[name] = { min: 0, max: 0, mean: 0, median: 0, standardDeviation: 0, histogram: [] };
         return;
       }
-      const min = Number(a.min);
-      const max = Number(a.max);
+      const min = Number(aggregates[`mn${i}`]);
+      const max = Number(aggregates[`mx${i}`]);
       const width = (max - min) / BUCKETS;
-      const histogram = Array.from({ length: BUCKETS }, (_, b) => ({
-        from: min + width * b,
-        to: b === BUCKETS - 1 ? max : min + width * (b + 1),
-        frequency: Number(a.b?.[String(b)] ?? 0),
-      }));
+      const frequencies = new Array<number>(BUCKETS).fill(0);
+      for (const h of histograms) if (h.i === i) frequencies[h.b] = Number(h.c);
       statistics[name] = {
         min,
         max,
-        mean: Number(a.mean),
-        median: Number(a.median),
-        standardDeviation: Number(a.sd),
-        histogram,
+        mean: Number(aggregates[`mean${i}`]),
+        median: Number(aggregates[`md${i}`]),
+        standardDeviation: Number(aggregates[`sd${i}`]),
+        histogram: frequencies.map((frequency, b) => ({
+          from: min + width * b,
+          to: b === BUCKETS - 1 ? max : min + width * (b + 1),
+          frequency,
+        })),
       };
     });
     return statistics;
