@@ -1,8 +1,9 @@
 'use strict';
 /**
  * Cost of API-key authentication (issue 3), in one run on this machine: requests/s of an open route
- * and of the same kind of route authenticated by x-api-key (checksum, active set, user row read per
- * request), alternated over rounds after a warm-up; the ratio is what matters (goal: at least 0.90).
+ * and of the same kind of route authenticated by x-api-key (checksum, active set, owner state read
+ * at most once a second), alternated over rounds after a warm-up; the ratio is what matters (goal:
+ * at least 0.90).
  * Run: npm run build && node bench/api-key.js
  */
 const lib = require('./lib/service');

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { KEY_OWNER_STATE_TTL_MS } from '../src/api-keys/active-api-key.validator';
 import { ApiKeyUsageWriter } from '../src/api-keys/api-key-usage.writer';
 import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
 import { startTestApp, TestApp } from './helpers/app';
@@ -215,22 +216,31 @@ describe('API keys (contract 5)', () => {
     expect(res.json).toMatchObject({ name: 'ab[31mc', description: 'linebreak' });
   });
 
-  it('follows the user\'s state, read per request: inactive, locked, deleted refused; unreadable 503', async () => {
+  it('follows the owner\'s state: registry changes at once, direct changes within a second; unreadable 503', async () => {
     const user = await insertUser(t, { name: 'stateful', password: STRONG });
     const key = await createKey(t, admin, user.id);
-    const set = (sql: string) => t.db.query(`UPDATE "UserRegistry" SET ${sql} WHERE "Id" = $1`, [user.id]);
-    await set(`"Active" = false`);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    // Through the registry: effective on the very next request (the change clears the owner cache).
+    expect((await admin.put(`/api/UserRegistry/${user.id}`, { active: false })).status).toBe(200);
     expect((await session(t, key.apiKey)).json.detail).toBe('Key Not Found');
-    await set(`"Active" = true, "PasswordLocked" = true`);
+    expect((await admin.put(`/api/UserRegistry/${user.id}`, { active: true })).status).toBe(200);
+    expect((await session(t, key.apiKey)).status).toBe(200);
+    // Straight in the database: effective once the owner's state is a second old.
+    const set = async (sql: string) => {
+      await t.db.query(`UPDATE "UserRegistry" SET ${sql} WHERE "Id" = $1`, [user.id]);
+      t.clock.advance(KEY_OWNER_STATE_TTL_MS);
+    };
+    await set(`"PasswordLocked" = true`);
     expect((await session(t, key.apiKey)).status).toBe(401);
     await set(`"PasswordLocked" = false`);
     expect((await session(t, key.apiKey)).status).toBe(200);
-    // Permissions too come from the database on every request.
     await t.db.query(`INSERT INTO "RoleRegistryPermission" VALUES ($1, 35)`, [user.roleRegistryId]);
+    t.clock.advance(KEY_OWNER_STATE_TTL_MS);
     expect((await session(t, key.apiKey)).json.permissions).toEqual([35]);
     // The user row cannot be read: refused, 503 (fail closed).
     await t.db.query(`ALTER TABLE "PermissionSpecification" RENAME TO "PermissionSpecificationAway"`);
     try {
+      t.clock.advance(KEY_OWNER_STATE_TTL_MS);
       const res = await session(t, key.apiKey);
       expect(res.status).toBe(503);
     } finally {
