@@ -28,8 +28,12 @@ const median = (xs) => {
 };
 const ms = (x) => `${x.toFixed(1)} ms`;
 
-/** The naive alternative: rows into the process, statistics in JavaScript. */
-async function naiveRead(pool, from, to) {
+/**
+ * The naive alternative: rows into the process, statistics in JavaScript. `fullRows` loads the
+ * newest 100000 rows whole (what an ORM-style read does); otherwise only the statistics column
+ * (the most generous version of the naive approach).
+ */
+async function naiveRead(pool, from, to, fullRows) {
   const [page, count, values] = await Promise.all([
     pool.query(
       `SELECT * FROM "ArchiverWarning" WHERE "CreatedDate" >= $1 AND "CreatedDate" <= $2 ORDER BY "CreatedDate" DESC, "Id" DESC LIMIT 100`,
@@ -37,7 +41,7 @@ async function naiveRead(pool, from, to) {
     ),
     pool.query(`SELECT count(*) FROM "ArchiverWarning" WHERE "CreatedDate" >= $1 AND "CreatedDate" <= $2`, [from, to]),
     pool.query(
-      `SELECT "DurationMicroseconds" AS v FROM "ArchiverWarning" WHERE "CreatedDate" >= $1 AND "CreatedDate" <= $2
+      `SELECT ${fullRows ? '*, "DurationMicroseconds" AS v' : '"DurationMicroseconds" AS v'} FROM "ArchiverWarning" WHERE "CreatedDate" >= $1 AND "CreatedDate" <= $2
         ORDER BY "CreatedDate" DESC, "Id" DESC LIMIT 100000`,
       [from, to],
     ),
@@ -140,16 +144,16 @@ async function main() {
   console.log(`window total ${check.total.toLocaleString()} rows; statistics over ${check.statistics.durationMicroseconds.histogram.reduce((a, h) => a + h.frequency, 0)}`);
   console.log(`median: engine ${check.statistics.durationMicroseconds.median}, in-process ${naive.median}`);
 
-  const results = { engine100: [], engineDefault: [], naive: [] };
+  const results = { engine100: [], engineDefault: [], naive: [], naiveFull: [] };
   for (let round = -3; round < ROUNDS; round++) {
-    const order = round % 2 === 0 ? ['engine100', 'naive', 'engineDefault'] : ['naive', 'engineDefault', 'engine100'];
+    const order = round % 2 === 0 ? ['engine100', 'naive', 'naiveFull', 'engineDefault'] : ['naiveFull', 'naive', 'engineDefault', 'engine100'];
     for (const target of order) {
       // The 100000-row answer is slow to build; three measured rounds are enough for it.
       if (target === 'engineDefault' && round >= 3) continue;
       const start = performance.now();
       if (target === 'engine100') await engineRead(100);
       else if (target === 'engineDefault') await engineRead(100000);
-      else await naiveRead(pool, new Date(Date.now() - 3_600_000), new Date());
+      else await naiveRead(pool, new Date(Date.now() - 3_600_000), new Date(), target === 'naiveFull');
       if (round >= 0) results[target].push(performance.now() - start);
     }
   }
@@ -210,8 +214,10 @@ async function main() {
     ['measure', 'median', 'goal'],
     ['read + statistics in PostgreSQL, take=100 (ReadEngine)', ms(engine100), '≤ 100 ms'],
     ['read + statistics in PostgreSQL, take=100000 (default take)', ms(median(results.engineDefault)), ''],
-    ['rows loaded into the process, statistics in JavaScript', ms(naiveMs), ''],
-    ['ratio in-process / PostgreSQL (take=100)', `${(naiveMs / engine100).toFixed(1)}×`, '≥ 5×'],
+    ['newest 100000 whole rows loaded, statistics in JavaScript', ms(median(results.naiveFull)), ''],
+    ['ratio whole rows in-process / PostgreSQL (take=100)', `${(median(results.naiveFull) / engine100).toFixed(1)}×`, '≥ 5×'],
+    ['statistics column only loaded, statistics in JavaScript', ms(naiveMs), ''],
+    ['ratio column in-process / PostgreSQL (take=100)', `${(naiveMs / engine100).toFixed(1)}×`, '≥ 5×'],
     ['HTTP GET /api/ArchiverWarning?take=100, p50 (autocannon, 2 conn, 10 s)', `${http.latency.p50} ms`, ''],
     ['HTTP requests/s', `${Math.round(http.requests.average)}`, ''],
     ['enqueue (bounded queue push)', `${median(pushNs).toFixed(1)} ns`, '≤ 1 µs'],
