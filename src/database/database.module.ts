@@ -44,7 +44,9 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
       useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null) => ({
         ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20),
         autoLoadEntities: true,
-        logging: ['error' as const],
+        // TypeORM's error log prints the failed statement with its parameters, which can hold
+        // password hashes or key hashes; callers log what failed without the values instead.
+        logging: false,
       }),
       dataSourceFactory: async (options) => {
         const dataSource = await new DataSource(options!).initialize();
