@@ -317,12 +317,12 @@ function apiKeys(user) {
       h(
         'table',
         { class: 'grid', id: 'api-key-list' },
-        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Description', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
         h(
           'tbody',
           {},
           keys.length === 0
-            ? h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No API keys.'))
+            ? h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No API keys.'))
             : keys.map((key) => {
                 const revoke = h('button', { type: 'button', class: 'danger small revoke-key' }, 'Revoke');
                 revoke.addEventListener('click', async () => {
@@ -332,9 +332,9 @@ function apiKeys(user) {
                 return h(
                   'tr',
                   { 'data-key-id': key.id, 'data-key-display': key.apiKeyDisplay },
-                  h('td', {}, h('code', {}, `${key.apiKeyDisplay}…`)),
-                  h('td', {}, key.name),
-                  h('td', { class: 'wide' }, key.description ?? ''),
+                  h('td', { class: 'nowrap' }, h('code', {}, `${key.apiKeyDisplay}…`)),
+                  // The description sits under the name so the row fits the card without scrolling.
+                  h('td', {}, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
                   h('td', { class: 'nowrap' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
                   h('td', { class: 'nowrap' }, formatDate(key.lastUsedDate) || 'Never'),
                   h('td', {}, revoke),
