@@ -49,6 +49,46 @@ interface Statement {
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 const quoteAlias = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
+/** What PostgreSQL returns per statistics column: count, ends, middle values, moments, partition points. */
+interface SortedColumn {
+  n: number | null;
+  mn: number;
+  mx: number;
+  m1: number;
+  m2: number;
+  mean: number;
+  sd: number;
+  /** cut[b-1] = how many values lie in buckets below b, b = 1..9; null when min = max. */
+  p: number[] | null;
+}
+
+/** The bucket of value x: floor((x - min) * 10 / (max - min)), the last bucket closed. */
+const bucketOf = (x: string, e: string) => `least(floor((${x} - ${e}.mn) * ${BUCKETS} / (${e}.mx - ${e}.mn)), ${BUCKETS - 1})`;
+
+/**
+ * Statistics of column i from its sorted array `a.v{i}`. The bucket of a value never decreases as the
+ * value grows, so bucket b starts at the partition point where the bucket formula first reaches b.
+ * width_bucket(x, sorted array) is a binary search that counts the values <= x; the partition point
+ * lies between the counts at threshold - d and threshold + d (d: a billionth of the magnitude, far
+ * above rounding error), and the few values in between are put in their bucket by the formula itself,
+ * so the counts equal those of applying the formula to every value. Outside ordinary magnitudes, the
+ * formula is applied to all values.
+ */
+function columnStatisticsSql(i: number): string {
+  const v = `a.v${i}`;
+  const ordinary = `(e.mx - e.mn < 'Infinity'::float8 AND greatest(abs(e.mn), abs(e.mx)) BETWEEN 1e-290::float8 AND 1e290::float8)`;
+  const threshold = `e.mn + (e.mx - e.mn) * b.b / ${BUCKETS}`;
+  const d = `greatest(abs(e.mn), abs(e.mx)) * 1e-9::float8`;
+  const partitions = `(SELECT array_agg(r.lo + (SELECT count(*) FROM unnest(${v}[r.lo + 1:r.hi]) x WHERE ${bucketOf('x', 'e')} < b.b) ORDER BY b.b)
+       FROM generate_series(1, ${BUCKETS - 1}) b(b),
+            LATERAL (SELECT CASE WHEN ${ordinary} THEN width_bucket(${threshold} - ${d}, ${v}) ELSE 0 END AS lo,
+                            CASE WHEN ${ordinary} THEN width_bucket(${threshold} + ${d}, ${v}) ELSE e.n END AS hi) r)`;
+  return `(SELECT json_build_object('n', e.n, 'mn', e.mn, 'mx', e.mx, 'm1', ${v}[e.h1], 'm2', ${v}[e.h2], 'mean', a.mean${i}, 'sd', a.sd${i},
+             'p', CASE WHEN e.mx > e.mn THEN ${partitions} END)
+           FROM (SELECT c.n, ${v}[1] AS mn, ${v}[c.n] AS mx, 1 + floor(0.5 * (c.n - 1))::int AS h1, 1 + ceil(0.5 * (c.n - 1))::int AS h2
+                   FROM (SELECT coalesce(cardinality(${v}), 0) AS n) c) e)`;
+}
+
 /**
  * The one query builder behind every grid read (audit trails and telemetry). From a table description
  * and a parsed query it builds one statement that returns, in a single round trip, the page of rows,
@@ -69,34 +109,26 @@ export class ReadEngine {
     const statColumns = table.statistics;
     const ctes: string[] = [`base AS NOT MATERIALIZED (SELECT t.* ${s.from})`];
     if (statColumns.length > 0) {
-      // `newest` is deliberately not materialised: scanning the index twice (aggregates, then buckets)
-      // is cheaper than writing 100000 rows to a tuplestore, and both scans see the same rows.
+      // One scan of the newest rows, one sort per column: each column's non-null values arrive as a
+      // sorted float8 array next to its mean and standard deviation. min, max and the median are then
+      // positions in the array, and the histogram is nine binary searches in it (bucketSql).
       const picks = statColumns.map((name, i) => `${s.expressions.get(name)}::float8 AS s${i}`).join(', ');
       const aggregates = statColumns
         .map(
           (_, i) =>
-            `min(s${i}) AS mn${i}, max(s${i}) AS mx${i}, avg(s${i}) AS mean${i}, ` +
-            `percentile_cont(0.5) WITHIN GROUP (ORDER BY s${i}) AS md${i}, coalesce(stddev_samp(s${i}), 0) AS sd${i}, count(s${i}) AS n${i}`,
-        )
-        .join(', ');
-      const buckets = statColumns
-        .map(
-          (_, i) =>
-            `(${i}, CASE WHEN n.s${i} IS NULL THEN NULL WHEN a.mx${i} = a.mn${i} THEN 0 ` +
-            `ELSE least(floor((n.s${i} - a.mn${i}) * ${BUCKETS} / (a.mx${i} - a.mn${i})), ${BUCKETS - 1})::int END)`,
+            `array_agg(s${i} ORDER BY s${i}) FILTER (WHERE s${i} IS NOT NULL) AS v${i}, ` +
+            `avg(s${i}) AS mean${i}, coalesce(stddev_samp(s${i}), 0) AS sd${i}`,
         )
         .join(', ');
       ctes.push(
-        `newest AS NOT MATERIALIZED (SELECT ${picks} FROM base t ORDER BY t."${table.dateColumn}" DESC, t."Id" DESC LIMIT ${MAX_TAKE})`,
-        `agg AS MATERIALIZED (SELECT ${aggregates} FROM newest)`,
-        `hist AS (SELECT v.i, v.b, count(*) AS c FROM newest n CROSS JOIN agg a CROSS JOIN LATERAL (VALUES ${buckets}) AS v(i, b)
-                   WHERE v.b IS NOT NULL GROUP BY 1, 2)`,
+        `agg AS MATERIALIZED (SELECT ${aggregates}
+           FROM (SELECT ${picks} FROM base t ORDER BY t."${table.dateColumn}" DESC, t."Id" DESC LIMIT ${MAX_TAKE}) n)`,
       );
     }
     const statisticsSql =
       statColumns.length > 0
-        ? `(SELECT row_to_json(a)::text FROM agg a) AS aggregates, (SELECT coalesce(json_agg(h), '[]'::json)::text FROM hist h) AS histograms`
-        : `NULL::text AS aggregates, NULL::text AS histograms`;
+        ? `(SELECT json_build_array(${statColumns.map((_, i) => columnStatisticsSql(i)).join(', ')})::text FROM agg a) AS statistics`
+        : `NULL::text AS statistics`;
     const sql = `
       WITH ${ctes.join(',\n')}
       SELECT (SELECT count(*) FROM base t) AS total,
@@ -105,17 +137,8 @@ export class ReadEngine {
                         FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) t
                 CROSS JOIN LATERAL (SELECT ${s.outputs}) o) AS rows,
              ${statisticsSql}`;
-    const [result] = (await this.dataSource.query(sql, p.values)) as {
-      total: string;
-      rows: string;
-      aggregates: string | null;
-      histograms: string | null;
-    }[];
-    const statistics = this.shapeStatistics(
-      statColumns,
-      JSON.parse(result.aggregates ?? '{}') as Record<string, number | null>,
-      JSON.parse(result.histograms ?? '[]') as { i: number; b: number; c: number }[],
-    );
+    const [result] = (await this.dataSource.query(sql, p.values)) as { total: string; rows: string; statistics: string | null }[];
+    const statistics = this.shapeStatistics(statColumns, JSON.parse(result.statistics ?? '[]') as SortedColumn[]);
     return `{"rows":${result.rows},"total":${Number(result.total)},"statistics":${JSON.stringify(statistics)}}`;
   }
 
@@ -218,33 +241,32 @@ export class ReadEngine {
   }
 
   /** Turns the per-column aggregates into the contract's shape; a column with no values is all zeros. */
-  private shapeStatistics(
-    columns: string[],
-    aggregates: Record<string, number | null>,
-    histograms: { i: number; b: number; c: number }[],
-  ): Record<string, ColumnStatistics> {
+  private shapeStatistics(columns: string[], sorted: SortedColumn[]): Record<string, ColumnStatistics> {
     const statistics: Record<string, ColumnStatistics> = {};
     columns.forEach((name, i) => {
-      const n = Number(aggregates[`n${i}`] ?? 0);
+      const c = sorted[i];
+      const n = Number(c?.n ?? 0);
       if (n === 0) {
         statistics[name] = { min: 0, max: 0, mean: 0, median: 0, standardDeviation: 0, histogram: [] };
         return;
       }
-      const min = Number(aggregates[`mn${i}`]);
-      const max = Number(aggregates[`mx${i}`]);
+      const min = Number(c.mn);
+      const max = Number(c.mx);
       const width = (max - min) / BUCKETS;
-      const frequencies = new Array<number>(BUCKETS).fill(0);
-      for (const h of histograms) if (h.i === i) frequencies[h.b] = Number(h.c);
+      // Partition points: values before position cut[b] are in buckets below b. min = max: all in the first.
+      const cut = [0, ...(c.p ?? new Array<number>(BUCKETS - 1).fill(n)).map(Number), n];
+      // percentile_cont(0.5): the middle value, or the two middle values interpolated half way.
+      const median = c.m1 === c.m2 ? Number(c.m1) : Number(c.m1) + (Number(c.m2) - Number(c.m1)) * 0.5;
       statistics[name] = {
         min,
         max,
-        mean: Number(aggregates[`mean${i}`]),
-        median: Number(aggregates[`md${i}`]),
-        standardDeviation: Number(aggregates[`sd${i}`]),
-        histogram: frequencies.map((frequency, b) => ({
+        mean: Number(c.mean),
+        median,
+        standardDeviation: Number(c.sd),
+        histogram: cut.slice(0, BUCKETS).map((position, b) => ({
           from: min + width * b,
           to: b === BUCKETS - 1 ? max : min + width * (b + 1),
-          frequency,
+          frequency: cut[b + 1] - position,
         })),
       };
     });
