@@ -5,6 +5,7 @@ import { CaptureQueues, QUEUE_CAPACITY } from '../src/capture-queues/capture-que
 import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
 import { ArchiverStage, CaseCreationStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
+import { signInAdministrator } from './helpers/users';
 
 const caseContext = (value: string, destination: string | null = null) => ({
   caseWorkflowGuid: randomUUID(),
@@ -196,7 +197,6 @@ describe('capture queues and their once-a-minute flush (service.md 6, contract 1
   it('shows the flushed rows through the landlord reads', async () => {
     telemetry.recordCaseCreationStage(CaseCreationStage.Notification, 90_000, caseContext('=cmd()', 'ops@example.com'));
     await flusher.flush();
-    const { signInAdministrator } = await import('./helpers/users');
     const { token, browser } = await signInAdministrator(t);
     const res = await browser.get('/api/CaptureQueueHealth', { authorization: `Bearer ${token}` });
     expect(res.json.total).toBe(6);
