@@ -9,7 +9,8 @@ import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isLoopbackHost } from '../config/settings';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
-import { bindingMatches, localPath, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
+import { localPath } from '../common/local-path';
+import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
 import { SignInCompletion } from './sign-in.service';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';

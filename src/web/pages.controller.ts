@@ -8,7 +8,7 @@ import { notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { pageShell, setSecurityHeaders } from './html';
 import { findPage, PageAccess, PAGES } from './pages';
-import { isLocalReturnUrl } from './return-url';
+import { isLocalPath } from '../common/local-path';
 import { WebAssets } from './web-assets.service';
 
 function mayOpen(principal: Principal, access: PageAccess): boolean {
@@ -43,7 +43,7 @@ export class PagesController {
       // Straight to the identity provider (service.md 5.2); after a failed return (?error=) the page
       // is shown instead, so a refusing provider cannot cause a redirect loop.
       const returnUrl = req.query.returnUrl;
-      const query = isLocalReturnUrl(returnUrl) ? `?returnUrl=${encodeURIComponent(returnUrl)}` : '';
+      const query = isLocalPath(returnUrl) ? `?returnUrl=${encodeURIComponent(returnUrl)}` : '';
       res.redirect(302, `/api/Authentication/OAuth/Login${query}`);
       return;
     }
@@ -51,7 +51,7 @@ export class PagesController {
     if (page.access !== 'anonymous') {
       const principal = await this.authenticator.tryAuthenticate(req, res);
       if (!principal) {
-        const back = isLocalReturnUrl(req.originalUrl) ? req.originalUrl : page.path;
+        const back = isLocalPath(req.originalUrl) ? req.originalUrl : page.path;
         res.redirect(302, `/Account/Login?returnUrl=${encodeURIComponent(back)}`);
         return;
       }
