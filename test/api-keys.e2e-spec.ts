@@ -238,13 +238,13 @@ describe('API keys (contract 5)', () => {
     t.clock.advance(KEY_OWNER_STATE_TTL_MS);
     expect((await session(t, key.apiKey)).json.permissions).toEqual([35]);
     // The user row cannot be read: refused, 503 (fail closed).
-    await t.db.query(`ALTER TABLE "PermissionSpecification" RENAME TO "PermissionSpecificationAway"`);
+    await t.db.query(`ALTER TABLE "RoleRegistryPermission" RENAME TO "RoleRegistryPermissionAway"`);
     try {
       t.clock.advance(KEY_OWNER_STATE_TTL_MS);
       const res = await session(t, key.apiKey);
       expect(res.status).toBe(503);
     } finally {
-      await t.db.query(`ALTER TABLE "PermissionSpecificationAway" RENAME TO "PermissionSpecification"`);
+      await t.db.query(`ALTER TABLE "RoleRegistryPermissionAway" RENAME TO "RoleRegistryPermission"`);
     }
     expect((await session(t, key.apiKey)).status).toBe(200);
     await set(`"Deleted" = true`);

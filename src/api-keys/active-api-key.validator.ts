@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { ApiKeyValidator, KEY_NOT_FOUND } from '../auth/api-key.validator';
 import { Principal } from '../auth/principal';
-import { UserState, UserStateReader } from '../auth/user-state.reader';
+import { mayAuthenticate, principalOf, UserState, UserStateReader } from '../auth/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { serviceUnavailable, unauthorized } from '../common/problem';
@@ -99,22 +99,10 @@ export class ActiveApiKeyValidator extends ApiKeyValidator implements OnModuleDe
     const entry = this.active.get(hash);
     if (!entry) throw unauthorized(KEY_NOT_FOUND);
     const state = await this.ownerState(entry.userRegistryId, entry.display);
-    if (!state || state.deleted || !state.active || state.passwordLocked || !state.tenantActive) throw unauthorized(KEY_NOT_FOUND);
+    if (!mayAuthenticate(state)) throw unauthorized(KEY_NOT_FOUND);
     // The key names its user; a row that points elsewhere is not this key's.
     if (state.name.toLowerCase() !== claimed.userName.toLowerCase()) throw unauthorized(KEY_NOT_FOUND);
     this.usage.touch(entry.keyId);
-    return {
-      userRegistryId: state.id,
-      userName: state.name,
-      tenantRegistryId: state.tenantRegistryId,
-      tenantName: state.tenantName,
-      landlord: state.landlord,
-      permissions: state.permissions,
-      authenticationType: 'ApiKey',
-      sessionStartDate: null,
-      expiration: null,
-      absoluteExpiration: null,
-      apiKeyDisplay: entry.display,
-    };
+    return principalOf(state, { authenticationType: 'ApiKey', sessionStartDate: null, expiration: null, apiKeyDisplay: entry.display });
   }
 }

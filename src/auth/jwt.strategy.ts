@@ -6,7 +6,7 @@ import { Strategy } from 'passport-jwt';
 import { serviceUnavailable, unauthorized } from '../common/problem';
 import { AuthenticationType, Principal } from './principal';
 import { TokenService } from './token.service';
-import { UserStateReader } from './user-state.reader';
+import { mayAuthenticate, principalOf, UserStateReader } from './user-state.reader';
 
 /** The raw token the authenticator chose for this request (bearer or cookie), and its kind. */
 export type CredentialRequest = Request & { tmToken?: string; tmTokenType?: AuthenticationType };
@@ -80,20 +80,13 @@ export class JwtStrategy {
       this.logger.error(`user row read failed, refusing the request: ${(error as Error).message}`);
       throw serviceUnavailable();
     }
-    if (!state || state.deleted || !state.active || state.passwordLocked || !state.tenantActive) throw unauthorized();
+    if (!mayAuthenticate(state)) throw unauthorized();
     if (state.tokensValidFrom && claims.sst < state.tokensValidFrom.getTime()) throw unauthorized();
-    return {
-      userRegistryId: state.id,
-      userName: state.name,
-      tenantRegistryId: state.tenantRegistryId,
-      tenantName: state.tenantName,
-      landlord: state.landlord,
-      permissions: state.permissions,
+    return principalOf(state, {
       authenticationType: req.tmTokenType ?? 'Bearer',
       sessionStartDate: new Date(claims.sst),
       expiration: new Date(claims.exp * 1000),
-      absoluteExpiration: null,
       apiKeyDisplay: null,
-    };
+    });
   }
 }

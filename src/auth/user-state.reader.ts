@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
+import type { Principal } from './principal';
 
 /** The user row as the guard needs it on every request. */
 export interface UserState {
@@ -16,6 +17,28 @@ export interface UserState {
   tenantActive: boolean;
   landlord: boolean;
   permissions: number[];
+}
+
+/** Whether a user may hold a session or use a key at all: active, not deleted or locked, tenant active. */
+export function mayAuthenticate(state: UserState | null): state is UserState {
+  return state !== null && !state.deleted && state.active && !state.passwordLocked && state.tenantActive;
+}
+
+/** The Principal of a user whose credential checked out; the credential-specific members are added. */
+export function principalOf(
+  state: UserState,
+  credential: Pick<Principal, 'authenticationType' | 'sessionStartDate' | 'expiration' | 'apiKeyDisplay'>,
+): Principal {
+  return {
+    userRegistryId: state.id,
+    userName: state.name,
+    tenantRegistryId: state.tenantRegistryId,
+    tenantName: state.tenantName,
+    landlord: state.landlord,
+    permissions: state.permissions,
+    absoluteExpiration: null,
+    ...credential,
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
 import type { Principal } from '../auth/principal';
-import { UserState, UserStateReader } from '../auth/user-state.reader';
+import { mayAuthenticate, UserState, UserStateReader } from '../auth/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -164,7 +164,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
 
   private endReason(stream: OpenStream, state: UserState | null | 'unreadable', now: number): string | null {
     if (state === 'unreadable') return 'the user row could not be read';
-    if (!state || state.deleted || !state.active || state.passwordLocked || !state.tenantActive) return 'the user can no longer sign in';
+    if (!mayAuthenticate(state)) return 'the user can no longer sign in';
     if (stream.apiKeyHash !== null) return this.activeKeys.has(stream.apiKeyHash) ? null : 'the API key was revoked';
     const start = stream.sessionStartMs!;
     if (now >= start + this.settings.sessionAbsoluteLifetimeMs) return 'the session reached its absolute lifetime';
