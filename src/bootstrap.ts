@@ -27,6 +27,23 @@ function refuseNul(req: express.Request, res: express.Response, next: express.Ne
   next();
 }
 
+const BODY_PROBLEMS: Record<string, { status: number; detail: string }> = {
+  'entity.too.large': { status: 413, detail: 'The request body is larger than 32 KiB.' },
+  'entity.parse.failed': { status: 400, detail: 'The request body is not valid JSON.' },
+  'encoding.unsupported': { status: 415, detail: 'The request body encoding is not supported.' },
+  'charset.unsupported': { status: 415, detail: 'The request body charset is not supported.' },
+  'request.aborted': { status: 400, detail: 'The request body was not received completely.' },
+  'request.size.invalid': { status: 400, detail: 'The request body does not match its Content-Length.' },
+};
+
+/** Answers body-parser failures with a fixed problem, never the parser's own message. */
+function refuseUnreadableBody(error: unknown, _req: express.Request, res: express.Response, next: express.NextFunction): void {
+  const known = BODY_PROBLEMS[String((error as { type?: unknown } | null)?.type)];
+  if (!known) return next(error);
+  const titles: Record<number, string> = { 400: 'Bad Request', 413: 'Payload Too Large', 415: 'Unsupported Media Type' };
+  sendProblem(res, { type: 'about:blank', title: titles[known.status], status: known.status, detail: known.detail });
+}
+
 /**
  * Builds the application exactly as `npm start` runs it; the tests call this too, with their own
  * settings and clock, so they exercise the real pipeline.
@@ -44,6 +61,7 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
   // 32 KiB bodies at most (413 beyond); urlencoded for the OpenID Connect form_post callback.
   app.use(express.json({ limit: '32kb', strict: true }));
   app.use(express.urlencoded({ limit: '32kb', extended: false }));
+  app.use(refuseUnreadableBody);
   app.use(cookieParser());
   app.use(csrfOriginCheck(settings.csrfOriginCheck));
   app.useGlobalFilters(new ProblemFilter());

@@ -242,3 +242,29 @@ describe('password transport with RSA-OAEP (contract 3)', () => {
     expect(rows.map((r) => r.FailureTypeId)).toEqual([null, 5, 5]);
   });
 });
+
+describe('unreadable request bodies', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => t.close());
+
+  it('answers fixed problems, never the parser\'s message', async () => {
+    const browser = new Browser(t.url);
+    const json = { 'content-type': 'application/json' };
+    const cases = [
+      await browser.request('POST', SIGN_IN, { body: 'null', headers: json }),
+      await browser.request('POST', SIGN_IN, { body: '{"userName":', headers: json }),
+      await browser.request('POST', SIGN_IN, { body: JSON.stringify({ userName: 'x'.repeat(40_000) }), headers: json }),
+      await browser.request('POST', SIGN_IN, { body: '{}', headers: { 'content-type': 'application/json; charset=klingon' } }),
+    ];
+    expect(cases.map((c) => [c.status, c.json.detail])).toEqual([
+      [400, 'The request body is not valid JSON.'],
+      [400, 'The request body is not valid JSON.'],
+      [413, 'The request body is larger than 32 KiB.'],
+      [415, 'The request body charset is not supported.'],
+    ]);
+    for (const c of cases) expect(c.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  });
+});
