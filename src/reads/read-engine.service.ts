@@ -94,8 +94,8 @@ function columnStatisticsSql(i: number): string {
  * and a parsed query it builds one statement that returns, in a single round trip, the page of rows,
  * the full filtered count and the statistics, all over the same sample: the sample is a predicate on
  * a seeded hash of Id, drawn once per request, so every reference to the filtered set sees the same
- * rows. Statistics are computed by PostgreSQL (percentile_cont, stddev_samp, bucket counts) over the
- * newest 100000 rows; rows are never loaded into the process to compute them. CSV is streamed from a
+ * rows. Statistics are computed by PostgreSQL over the newest 100000 rows, from one index scan and one
+ * sort per column (see columnStatisticsSql); rows are never loaded into the process to compute them. CSV is streamed from a
  * server-side cursor in batches, so an export never holds all rows in memory.
  */
 @Injectable()
