@@ -23,11 +23,19 @@ async function throughput(db) {
       { name: 'open route', options: open },
       { name: 'bearer JWT', options: { url: `${service.url}/api/Authentication/Session`, headers: { authorization: `Bearer ${token}` } } },
       { name: 'cookie JWT + refresh', options: { url: `${service.url}/api/Authentication/Session`, headers: { cookie, 'sec-fetch-site': 'same-origin' } } },
-    ]);
-    const base = results[0].rps;
+    ], { pid: service.pid });
+    const base = results[0];
     lib.printTable(
-      'Requests per second (median of 5 alternating 4 s rounds, 10 connections)',
-      results.map((r) => ({ target: r.name, 'req/s': Math.round(r.rps), 'ratio to open': (r.rps / base).toFixed(2), 'non-2xx/errors': r.errors })),
+      'Requests per second and service CPU per request (median of 5 alternating 4 s rounds, 10 connections)',
+      results.map((r) => ({
+        target: r.name,
+        'req/s': Math.round(r.rps),
+        'ratio to open': (r.rps / base.rps).toFixed(2),
+        'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
+        'CPU ratio (open / this)': (base.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2),
+        samples: r.samples.map(Math.round).join(' '),
+        'non-2xx/errors': r.errors,
+      })),
     );
     return results;
   } finally {

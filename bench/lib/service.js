@@ -5,11 +5,14 @@
  */
 const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
-const { mkdtempSync } = require('node:fs');
+const { mkdtempSync, readFileSync } = require('node:fs');
+const { execSync } = require('node:child_process');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { Pool } = require('pg');
 const autocannon = require('autocannon');
+
+const CLOCK_TICKS = Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
 
 const SERVER_URL = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const JWT_KEY = 'bench-jwt-key-0123456789abcdef0123456789abcdef';
@@ -52,7 +55,7 @@ async function startService(env, port) {
   for (let i = 0; i < 200; i++) {
     try {
       const res = await fetch(`${url}/api/Authentication/PasswordPublicKey`);
-      if (res.ok) return { url, child, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
+      if (res.ok) return { url, child, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
     } catch {
       /* not yet listening */
     }
@@ -94,22 +97,40 @@ const median = (values) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
 
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux). */
+function processCpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of stat)
+  return (ticks * 1000) / CLOCK_TICKS;
+}
+
 /**
  * Alternates the targets over `rounds` rounds after one warm-up round each, so noise on the shared
- * cores hits every target alike; returns the median requests/s and non-2xx count per target.
+ * cores hits every target alike; returns the median requests/s and non-2xx count per target. With
+ * `pid` (the service's process), also the median service CPU time per request: on two shared cores the
+ * load generator's own CPU caps requests/s, so CPU per request shows the service's cost more directly.
  */
-async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2 } = {}) {
+async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2, pid } = {}) {
   for (const t of targets) await cannon({ ...t.options, duration: warmup });
   const samples = new Map(targets.map((t) => [t.name, []]));
+  const cpu = new Map(targets.map((t) => [t.name, []]));
   const errors = new Map(targets.map((t) => [t.name, 0]));
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
+      const before = pid ? processCpuMs(pid) : 0;
       const result = await cannon({ ...t.options, duration: seconds });
+      if (pid) cpu.get(t.name).push(((processCpuMs(pid) - before) * 1000) / Math.max(1, result.requests.total));
       samples.get(t.name).push(result.requests.average);
       errors.set(t.name, errors.get(t.name) + result.non2xx + result.errors);
     }
   }
-  return targets.map((t) => ({ name: t.name, rps: median(samples.get(t.name)), samples: samples.get(t.name), errors: errors.get(t.name) }));
+  return targets.map((t) => ({
+    name: t.name,
+    rps: median(samples.get(t.name)),
+    samples: samples.get(t.name),
+    cpuMicrosPerRequest: pid ? median(cpu.get(t.name)) : null,
+    errors: errors.get(t.name),
+  }));
 }
 
 function printTable(title, rows) {

@@ -45,7 +45,7 @@ export class Authenticator {
     const credential = presentedCredential(req);
     if (!credential) throw unauthorized();
     if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value);
-    const principal = await this.jwt.authenticate(req, res, credential.value, credential.type);
+    const principal = await this.jwt.authenticate(req, credential.value, credential.type);
     principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
     if (credential.type === 'Cookie') {
       // Sliding refresh: a fresh 15-minute token that keeps the original session start.
