@@ -207,6 +207,33 @@ describe('web pages in a browser', () => {
     await carol.context.close();
   });
 
+  it('deletes a user from the Users page: gone from the list, sessions ended, sign-in refused', async () => {
+    const { id } = await insertUser(t, { name: 'dora', password: STRONG });
+    const dora = await fetch(`${t.url}/api/Authentication/ByUserNamePassword`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'dora', password: STRONG }),
+    });
+    const token = (await dora.json()).token as string;
+    t.clock.advance(1000);
+    const { page } = admin;
+    await page.goto(`${t.url}/Administration/Security/Users?user=dora`);
+    await expect(page.locator('#user-name').innerText()).resolves.toBe('dora');
+    await page.click('#delete-user');
+    await page.locator('#user-detail .notice').filter({ hasText: 'dora is deleted.' }).waitFor();
+    await expect(page.locator('#users tr[data-user="dora"]').count()).resolves.toBe(0);
+    const [row] = await t.db.query<{ Deleted: boolean }>(`SELECT "Deleted" FROM "UserRegistry" WHERE "Id" = $1`, [id]);
+    expect(row.Deleted).toBe(true);
+    const session = await fetch(`${t.url}/api/Authentication/Session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(session.status).toBe(401);
+    const again = await fetch(`${t.url}/api/Authentication/ByUserNamePassword`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'dora', password: STRONG }),
+    });
+    expect(again.status).toBe(401);
+  });
+
   it('creates a user and resets a password as a wire hash computed in the browser; the user then signs in', async () => {
     const { page } = admin;
     await page.goto(`${t.url}/Administration/Security/Users`);

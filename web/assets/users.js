@@ -248,6 +248,17 @@ function renderUser(user, message) {
     await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`);
   });
 
+  const remove = h('button', { type: 'button', class: 'danger', id: 'delete-user' }, 'Delete');
+  remove.addEventListener('click', async () => {
+    if (!confirm(`Delete ${user.name}? Their sessions end at once and they can no longer sign in. Their sign-in history stays.`)) return;
+    if (await act(remove, messages, () => api('DELETE', `/api/UserRegistry/${id}`))) {
+      selectedId = null;
+      await loadUsers();
+      showPlaceholder();
+      detail.prepend(notice('success', `${user.name} is deleted.`));
+    }
+  });
+
   const head = h(
     'section',
     { class: 'card' },
@@ -261,7 +272,7 @@ function renderUser(user, message) {
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, [formatDate(user.createdDate), user.createdUser ? ` by ${user.createdUser}` : ''].join(''))),
     ),
     messages,
-    h('div', { class: 'actions' }, unlock, toggle, revoke),
+    h('div', { class: 'actions' }, unlock, toggle, revoke, remove),
   );
 
   // Details.
