@@ -25,24 +25,34 @@ async function main() {
     const check = await fetch(`${service.url}/api/Authentication/Session`, { headers: { 'x-api-key': apiKey } });
     if (check.status !== 200) throw new Error(`key refused: ${check.status}`);
 
-    const results = await lib.alternate([
-      { name: 'open route', options: { url: `${service.url}/api/Authentication/PasswordPublicKey` } },
-      { name: 'x-api-key', options: { url: `${service.url}/api/Authentication/Session`, headers: { 'x-api-key': apiKey } } },
-    ], { pid: service.pid });
-    const base = results[0].rps;
-    const baseCpu = results[0].cpuMicrosPerRequest;
-    lib.printTable(
-      `Requests per second, key ${apiKeyDisplay} (median of 5 alternating 4 s rounds, 10 connections)`,
-      results.map((r) => ({
-        target: r.name,
-        'req/s': Math.round(r.rps),
-        'ratio to open': (r.rps / base).toFixed(2),
-        'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
-        'CPU ratio (open / this)': (baseCpu / r.cpuMicrosPerRequest).toFixed(2),
-        samples: r.samples.map(Math.round).join(' '),
-        'non-2xx/errors': r.errors,
-      })),
-    );
+    const rows = [];
+    // The same two loads as bench/auth.js: 10 and 50 concurrent connections.
+    for (const connections of [10, 50]) {
+      const results = await lib.alternate(
+        [
+          { name: 'open route', options: { connections, url: `${service.url}/api/Authentication/PasswordPublicKey` } },
+          {
+            name: 'x-api-key',
+            options: { connections, url: `${service.url}/api/Authentication/Session`, headers: { 'x-api-key': apiKey } },
+          },
+        ],
+        { pid: service.pid },
+      );
+      const base = results[0];
+      for (const r of results) {
+        rows.push({
+          connections,
+          target: r.name,
+          'req/s': Math.round(r.rps),
+          'ratio to open': (r.rps / base.rps).toFixed(2),
+          'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
+          'CPU ratio (open / this)': (base.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2),
+          samples: r.samples.map(Math.round).join(' '),
+          'non-2xx/errors': r.errors,
+        });
+      }
+    }
+    lib.printTable(`Requests per second, key ${apiKeyDisplay} (median of 5 alternating 4 s rounds per load)`, rows);
   } finally {
     await service.stop();
     await db.drop();
