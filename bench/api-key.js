@@ -38,19 +38,7 @@ async function main() {
         ],
         { pid: service.pid },
       );
-      const base = results[0];
-      for (const r of results) {
-        rows.push({
-          connections,
-          target: r.name,
-          'req/s': Math.round(r.rps),
-          'ratio to open': (r.rps / base.rps).toFixed(2),
-          'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
-          'CPU ratio (open / this)': (base.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2),
-          samples: r.samples.map(Math.round).join(' '),
-          'non-2xx/errors': r.errors,
-        });
-      }
+      rows.push(...lib.comparisonRows(results, connections));
     }
     lib.printTable(`Requests per second, key ${apiKeyDisplay} (median of 5 alternating 4 s rounds per load)`, rows);
   } finally {

@@ -20,7 +20,6 @@ async function throughput(db) {
   try {
     const { token, cookie } = await lib.signInAdministrator(service.url);
     const rows = [];
-    let all = [];
     // Two loads: 10 connections (latency-bound: the requests of one batch wait on one round trip
     // together) and 50 (enough concurrency that the batched reads overlap with other work).
     for (const connections of [10, 50]) {
@@ -38,24 +37,9 @@ async function throughput(db) {
         ],
         { pid: service.pid },
       );
-      const base = results[0];
-      for (const r of results) {
-        rows.push({
-          connections,
-          target: r.name,
-          'req/s': Math.round(r.rps),
-          'ratio to open': (r.rps / base.rps).toFixed(2),
-          'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
-          'CPU ratio (open / this)': (base.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2),
-          samples: r.samples.map(Math.round).join(' '),
-          'non-2xx/errors': r.errors,
-        });
-      }
-      all = all.concat(results);
+      rows.push(...lib.comparisonRows(results, connections));
     }
     lib.printTable('Requests per second and service CPU per request (median of 5 alternating 4 s rounds per load)', rows);
-    const results = all;
-    return results;
   } finally {
     await service.stop();
   }

@@ -133,9 +133,27 @@ async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2, pid } =
   }));
 }
 
+/**
+ * Table rows for one alternate() run whose first target is the open route: requests/s and service CPU
+ * per request, each also as a ratio to that open route.
+ */
+function comparisonRows(results, connections) {
+  const [base] = results;
+  return results.map((r) => ({
+    connections,
+    target: r.name,
+    'req/s': Math.round(r.rps),
+    'ratio to open': (r.rps / base.rps).toFixed(2),
+    'service CPU µs/req': Math.round(r.cpuMicrosPerRequest),
+    'CPU ratio (open / this)': (base.cpuMicrosPerRequest / r.cpuMicrosPerRequest).toFixed(2),
+    samples: r.samples.map(Math.round).join(' '),
+    'non-2xx/errors': r.errors,
+  }));
+}
+
 function printTable(title, rows) {
   console.log(`\n${title}`);
   console.table(rows);
 }
 
-module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, printTable, JWT_KEY, API_HMAC_KEY };
+module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, JWT_KEY, API_HMAC_KEY };

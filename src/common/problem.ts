@@ -1,6 +1,5 @@
 import {
   ArgumentsHost,
-  BadRequestException,
   Catch,
   ExceptionFilter,
   HttpException,
@@ -140,4 +139,3 @@ export class ProblemFilter implements ExceptionFilter {
   }
 }
 
-export { BadRequestException };

@@ -1,9 +1,21 @@
+import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { MAX_REGISTRY_ID } from './registry-id';
 import { IsRegistryName, NAME_MAX } from './registry-validation';
 
 const PERMISSIONS_MAX = 1000;
+
+/** An optional list of PermissionSpecification ids, as POST and PUT of a role take it. */
+const IsPermissionIds = () =>
+  applyDecorators(
+    IsOptional(),
+    IsArray(),
+    ArrayMaxSize(PERMISSIONS_MAX),
+    IsInt({ each: true }),
+    Min(1, { each: true }),
+    Max(MAX_REGISTRY_ID, { each: true }),
+  );
 
 /** POST /api/RoleRegistry. */
 export class CreateRoleDto {
@@ -23,12 +35,7 @@ export class CreateRoleDto {
     default: [],
     description: 'PermissionSpecification ids. A non-landlord caller can grant only permissions it holds itself (403).',
   })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(PERMISSIONS_MAX)
-  @IsInt({ each: true })
-  @Min(1, { each: true })
-  @Max(MAX_REGISTRY_ID, { each: true })
+  @IsPermissionIds()
   permissions?: number[];
 
   @ApiPropertyOptional({ default: true, description: 'Users of an inactive role hold no permission.' })
@@ -55,12 +62,7 @@ export class UpdateRoleDto {
   tenantRegistryId?: number;
 
   @ApiPropertyOptional({ type: [Number], description: 'Replaces the role\'s permissions when given.' })
-  @IsOptional()
-  @IsArray()
-  @ArrayMaxSize(PERMISSIONS_MAX)
-  @IsInt({ each: true })
-  @Min(1, { each: true })
-  @Max(MAX_REGISTRY_ID, { each: true })
+  @IsPermissionIds()
   permissions?: number[];
 
   @ApiPropertyOptional()
