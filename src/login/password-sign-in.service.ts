@@ -9,7 +9,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { MfaProvider } from '../mfa/mfa.provider';
 import { SessionRevocation } from '../sessions/session-revocation.service';
 import { PasswordHasher } from '../users/password-hasher.service';
-import { passwordRuleProblems } from '../users/password-rules';
+import { passwordRuleProblems, wireHashProblems } from '../users/password-rules';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { ChangePasswordDto, PasswordSignInDto } from './login.dto';
 import { PasswordTransport } from '../users/password-transport';
@@ -178,9 +178,7 @@ export class PasswordSignIn {
     const next = opened.newPassword;
     if (next === null || next === '') return [{ field: 'newPassword', message: 'must be given and readable' }];
     const problems = wireHash ? [] : passwordRuleProblems(next);
-    if (wireHash && !/^[0-9a-f]{64}$/.test(next)) {
-      problems.push({ field: 'newPassword', message: 'must be the SHA-256 wire hash of the new password' });
-    }
+    if (wireHash) problems.push(...wireHashProblems(next, 'newPassword'));
     if (repeatGiven && opened.repeatNewPassword !== next) {
       problems.push({ field: 'repeatNewPassword', message: 'must equal newPassword' });
     }

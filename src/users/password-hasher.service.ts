@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import * as argon2 from 'argon2';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
@@ -79,9 +79,4 @@ export class PasswordHasher implements OnModuleInit {
       /* the outcome is irrelevant, only the time spent */
     }
   }
-}
-
-/** What the browser sends for a WirePasswordHash user: lowercase hex SHA-256 of (password + userName). */
-export function wireHash(password: string, userName: string): string {
-  return createHash('sha256').update(password + userName, 'utf8').digest('hex');
 }

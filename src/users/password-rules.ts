@@ -15,3 +15,14 @@ export function passwordRuleProblems(password: string, field = 'newPassword'): F
   if (!/[^\p{L}\p{Nd}]/u.test(password)) problems.push({ field, message: 'must contain a character that is neither a letter nor a digit' });
   return problems;
 }
+
+/** What the browser sends for a WirePasswordHash user: lowercase hex SHA-256 of (password + userName). */
+const WIRE_HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * A password of a WirePasswordHash user can only be checked for its form (the server never sees the
+ * password itself, so strength rules do not apply).
+ */
+export function wireHashProblems(value: string, field: string): FieldProblem[] {
+  return WIRE_HASH.test(value) ? [] : [{ field, message: 'must be the 64-character hex SHA-256 wire hash' }];
+}

@@ -9,7 +9,7 @@ import { RequestContext } from '../common/request-context';
 import { PasswordTransport } from './password-transport';
 import { SessionRevocation } from '../sessions/session-revocation.service';
 import { PasswordHasher } from './password-hasher.service';
-import { passwordRuleProblems } from './password-rules';
+import { passwordRuleProblems, wireHashProblems } from './password-rules';
 import { refuseEscalation, tenantScope } from './registry-scope';
 import { uniqueOr409 } from './registry-validation';
 import { RoleRegistryService } from './role-registry.service';
@@ -188,9 +188,9 @@ export class UserRegistryService {
     const value = this.transport.open(field);
     if (value === null) return { problems: [{ field: 'password', message: 'could not be decrypted' }] };
     if (wirePasswordHash) {
-      return /^[0-9a-fA-F]{64}$/.test(value)
-        ? { value: value.toLowerCase() }
-        : { problems: [{ field: 'password', message: 'must be the 64-character hex SHA-256 wire hash' }] };
+      const lower = value.toLowerCase();
+      const problems = wireHashProblems(lower, 'password');
+      return problems.length > 0 ? { problems } : { value: lower };
     }
     const problems = passwordRuleProblems(value, 'password');
     return problems.length > 0 ? { problems } : { value };
