@@ -13,10 +13,14 @@ export interface Settings {
   bindAddress: string | null;
   connectionString: string | null;
   dataDirectory: string;
+  /** Milliseconds an unused database connection stays in the pool (0: kept open). */
+  databasePoolIdleTimeoutMs: number;
   redisConnectionString: string | null;
   administratorInitialPassword: string;
   instance: string;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Log lines as text, or as one JSON object per line (for log shippers). */
+  logFormat: 'text' | 'json';
 
   /** Secrets; null until resolved (generated outside production, see secrets.ts). */
   jwtKey: string | null;
@@ -151,6 +155,8 @@ export function loadSettings(env: Env): Settings {
   const logLevel = (r.string('LogLevel', 'log') as string).toLowerCase();
   const logLevels = ['error', 'warn', 'log', 'debug', 'verbose'];
   if (!logLevels.includes(logLevel)) r.problems.push(`LogLevel: expected one of ${logLevels.join(', ')}`);
+  const logFormat = (r.string('LogFormat', 'text') as string).toLowerCase();
+  if (!['text', 'json'].includes(logFormat)) r.problems.push('LogFormat: expected text or json');
 
   const settings: Settings = {
     production,
@@ -158,10 +164,12 @@ export function loadSettings(env: Env): Settings {
     bindAddress: r.string('BindAddress', null),
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
+    databasePoolIdleTimeoutMs: r.int('DatabasePoolIdleTimeoutMilliseconds', 30_000, 0, 86_400_000),
     redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
     administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
     instance: r.string('Instance', hostname()),
     logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],
+    logFormat: logFormat === 'json' ? 'json' : 'text',
 
     jwtKey: r.string('JwtKey', null),
     apiHmacKey: r.string('ApiHmacKey', null),
