@@ -1,7 +1,9 @@
+import './runtime-check';
 import 'reflect-metadata';
 import { createApp, listen } from './bootstrap';
 import { resolveSecrets } from './config/secrets';
 import { loadSettings, SettingsError } from './config/settings';
+import { refuseIfEmbeddedDatabaseInUse } from './database/embedded';
 
 async function main(): Promise<void> {
   let settings;
@@ -15,6 +17,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  refuseIfEmbeddedDatabaseInUse(settings);
   const app = await createApp(settings);
   await listen(app, settings);
 }
