@@ -72,7 +72,9 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
     }),
   );
   setupExplorer(app);
-  app.enableShutdownHooks();
+  // process.exit() after a clean shutdown (not a re-raised signal), so 'exit' listeners run: the
+  // logger writes the counts of repeated errors it held back.
+  app.enableShutdownHooks([], { useProcessExit: true });
   return app;
 }
 

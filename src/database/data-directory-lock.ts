@@ -1,4 +1,5 @@
 import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
 
 /** Thrown when another process (or another application in this one) has the embedded database open. */
 export class DataDirectoryInUse extends Error {}
@@ -117,3 +118,19 @@ export function lockDataDirectory(directory: string): DataDirectoryLock {
   throw new DataDirectoryInUse(`the embedded database ${directory} could not be locked (${path} keeps changing)`);
 }
 
+/** Where the embedded database of a DataDirectory lives. */
+export const embeddedDirectory = (dataDirectory: string) => resolve(dataDirectory, 'pglite');
+
+/**
+ * Before building anything: when another live process holds the embedded database of this
+ * DataDirectory, write one line naming the directory and that process, and exit (EX_TEMPFAIL). The
+ * lock itself is taken, atomically, when the database starts.
+ */
+export function refuseIfEmbeddedDatabaseInUse(settings: { connectionString: string | null; dataDirectory: string }, hint = ''): void {
+  if (settings.connectionString) return;
+  const directory = embeddedDirectory(settings.dataDirectory);
+  const holder = dataDirectoryHolder(directory);
+  if (holder === null) return;
+  process.stderr.write(`Refusing to start: ${inUseMessage(directory, holder)}${hint}\n`);
+  process.exit(75);
+}

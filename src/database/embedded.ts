@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { mkdirSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { resolve } from 'node:path';
-import { dataDirectoryHolder, inUseMessage, lockDataDirectory } from './data-directory-lock';
+import { embeddedDirectory, lockDataDirectory } from './data-directory-lock';
 import { PgliteBridge } from './pglite-bridge';
 
 /** A running embedded PostgreSQL: PGlite under DataDirectory, served in-process to the ordinary pg driver. */
@@ -16,23 +16,6 @@ export interface EmbeddedPostgres {
   /** Cuts every connection from the database side (as a server restart would); the pool reconnects. */
   disconnectAll(): void;
   stop(): Promise<void>;
-}
-
-/** Where the embedded database of a DataDirectory lives. */
-export const embeddedDirectory = (dataDirectory: string) => resolve(dataDirectory, 'pglite');
-
-/**
- * Before building anything: when another live process holds the embedded database of this
- * DataDirectory, write one line naming the directory and that process, and exit (EX_TEMPFAIL). The
- * lock itself is taken, atomically, when the database starts.
- */
-export function refuseIfEmbeddedDatabaseInUse(settings: { connectionString: string | null; dataDirectory: string }, hint = ''): void {
-  if (settings.connectionString) return;
-  const directory = embeddedDirectory(settings.dataDirectory);
-  const holder = dataDirectoryHolder(directory);
-  if (holder === null) return;
-  process.stderr.write(`Refusing to start: ${inUseMessage(directory, holder)}${hint}\n`);
-  process.exit(75);
 }
 
 /**

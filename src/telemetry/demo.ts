@@ -7,7 +7,7 @@ import { createApp, displayUrl } from '../bootstrap';
 import { CaptureFlusher } from '../capture-queues/capture-flusher.service';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
-import { refuseIfEmbeddedDatabaseInUse } from '../database/embedded';
+import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
 import { PipelineTelemetry } from './pipeline-telemetry.service';
 import { ArchiverStage, CaseCreationStage } from './telemetry.types';
 
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const app = await createApp(settings);
   try {
     await app.listen(settings.port, settings.bindAddress ?? '127.0.0.1');
-    logger.log(`pages at ${displayUrl(app, { bindAddress: settings.bindAddress ?? "127.0.0.1" })}/Administration/Performance/ArchiverWarning (sign in as the landlord administrator)`);
+    logger.log(`pages at ${displayUrl(app, { bindAddress: settings.bindAddress ?? '127.0.0.1' })}/Administration/Performance/ArchiverWarning (sign in as the landlord administrator)`);
   } catch (error) {
     logger.warn(`not serving pages (${error instanceof Error ? error.message : String(error)}); activity continues`);
   }
