@@ -3,7 +3,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { PasswordTransport } from './password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
-import { REGISTRY_ENTITIES } from './registry.entities';
+import { PermissionSpecification } from './permission-specification.entity';
+import { RoleRegistry, RoleRegistryPermission } from './role-registry.entity';
+import { TenantRegistry } from './tenant-registry.entity';
+import { UserRegistry } from './user-registry.entity';
 import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
 import { RoleRegistryService } from './role-registry.service';
 import { SeedService } from './seed.service';
@@ -16,7 +19,7 @@ import { UserRegistryService } from './user-registry.service';
 
 /** Tenants, roles, permissions, users and API keys: the registry. */
 @Module({
-  imports: [TypeOrmModule.forFeature(REGISTRY_ENTITIES), SessionsModule],
+  imports: [TypeOrmModule.forFeature([TenantRegistry, PermissionSpecification, RoleRegistry, RoleRegistryPermission, UserRegistry]), SessionsModule],
   controllers: [TenantRegistryController, RoleRegistryController, PermissionSpecificationController, UserRegistryController],
   providers: [
     PasswordHasher,
