@@ -4,9 +4,15 @@ import { PasswordTransport } from './password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
 import { PermissionSpecification } from './permission-specification.entity';
-import { RoleRegistry, RoleRegistryPermission } from './role-registry.entity';
+import { PermissionSpecificationRepository } from './permission-specification.repository';
+import { RoleRegistryPermission } from './role-registry-permission.entity';
+import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
+import { RoleRegistry } from './role-registry.entity';
+import { RoleRegistryRepository } from './role-registry.repository';
 import { TenantRegistry } from './tenant-registry.entity';
+import { TenantRegistryRepository } from './tenant-registry.repository';
 import { UserRegistry } from './user-registry.entity';
+import { UserRegistryRepository } from './user-registry.repository';
 import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
 import { RoleRegistryService } from './role-registry.service';
 import { SeedService } from './seed.service';
@@ -22,6 +28,11 @@ import { UserRegistryService } from './user-registry.service';
   imports: [TypeOrmModule.forFeature([TenantRegistry, PermissionSpecification, RoleRegistry, RoleRegistryPermission, UserRegistry]), SessionsModule],
   controllers: [TenantRegistryController, RoleRegistryController, PermissionSpecificationController, UserRegistryController],
   providers: [
+    TenantRegistryRepository,
+    PermissionSpecificationRepository,
+    RoleRegistryRepository,
+    RoleRegistryPermissionRepository,
+    UserRegistryRepository,
     PasswordHasher,
     SeedService,
     UserAccounts,
