@@ -9,6 +9,7 @@ import { ApiKeysController } from './api-keys.controller';
 import { ApiKeys } from './api-keys.service';
 import { TargetUsers } from './target-users';
 import { UserRegistryApiKey } from './user-registry-api-key.entity';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /**
  * API keys: generation, the in-memory set of active keys shared across nodes through the bus, and
@@ -20,6 +21,7 @@ import { UserRegistryApiKey } from './user-registry-api-key.entity';
   imports: [TypeOrmModule.forFeature([UserRegistryApiKey]), UsersModule],
   controllers: [ApiKeysController],
   providers: [
+    UserRegistryApiKeyRepository,
     ActiveApiKeys,
     ApiKeyUsageWriter,
     ActiveApiKeyValidator,
