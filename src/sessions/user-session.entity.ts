@@ -1,0 +1,26 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/**
+ * One sign-in (contract 14), named by the `sid` claim of every JWT of that session. A row is open
+ * while EndedDate is null; ending it (one session, or all of a user's) fills the three End columns.
+ * Ended rows are deleted once older than SessionRetention; UserLogout keeps the permanent record.
+ */
+@Entity({ name: 'UserSession' })
+export class UserSession {
+  @PrimaryColumn({ name: 'Id', type: 'uuid' }) id!: string;
+  @Column({ name: 'UserRegistryId', type: 'integer' }) userRegistryId!: number;
+  @Column({ name: 'TenantRegistryId', type: 'integer', nullable: true }) tenantRegistryId!: number | null;
+  /** AuthenticationTypeId of service.md 2.3: the scheme that signed in. */
+  @Column({ name: 'AuthenticationTypeId', type: 'smallint' }) authenticationTypeId!: number;
+  /** The session start: the `sst` claim. */
+  @Column({ name: 'CreatedDate', type: 'timestamptz' }) createdDate!: Date;
+  /** Written at most once a minute, off the request path. */
+  @Column({ name: 'LastSeenDate', type: 'timestamptz' }) lastSeenDate!: Date;
+  @Column({ name: 'RemoteIp', type: 'varchar', length: 64, nullable: true }) remoteIp!: string | null;
+  @Column({ name: 'UserAgent', type: 'varchar', length: 512, nullable: true }) userAgent!: string | null;
+  @Column({ name: 'EndedDate', type: 'timestamptz', nullable: true }) endedDate!: Date | null;
+  /** The UserLogout ReasonId of the end: 1 logout, 2 administrator, 3 password change, 4 this session alone. */
+  @Column({ name: 'EndReasonId', type: 'smallint', nullable: true }) endReasonId!: number | null;
+  /** The user name of whoever ended it (the user themself, or the administrator). */
+  @Column({ name: 'EndedByUser', type: 'varchar', length: 256, nullable: true }) endedByUser!: string | null;
+}
