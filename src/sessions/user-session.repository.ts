@@ -74,13 +74,16 @@ export class UserSessionRepository {
     return id;
   }
 
-  /** The user's sessions not ended, newest first. */
-  listOpen(userRegistryId: number): Promise<SessionListRow[]> {
+  /**
+   * The user's sessions not ended, newest first. Only those started after `startedAfter`: older ones
+   * have passed the absolute lifetime, so no token of theirs is accepted any more.
+   */
+  listOpen(userRegistryId: number, startedAfter: Date): Promise<SessionListRow[]> {
     return this.dataSource.query(
       `SELECT ${LIST_COLUMNS} FROM "UserSession"
-        WHERE "UserRegistryId" = $1 AND "EndedDate" IS NULL
+        WHERE "UserRegistryId" = $1 AND "EndedDate" IS NULL AND "CreatedDate" > $2
         ORDER BY "CreatedDate" DESC, "Id"`,
-      [userRegistryId],
+      [userRegistryId, startedAfter],
     );
   }
 
@@ -122,12 +125,19 @@ export class UserSessionRepository {
     return rows.length;
   }
 
-  /** Deletes sessions ended before `horizon`; open sessions are never deleted. Answers how many. */
-  async deleteEndedBefore(horizon: Date): Promise<number> {
+  /**
+   * Deletes sessions ended before `horizon`: those ended explicitly, and those never ended that
+   * started before `startedBefore` (they ended by reaching the absolute lifetime before the horizon).
+   * Answers how many rows went.
+   */
+  async deleteEndedBefore(horizon: Date, startedBefore: Date): Promise<number> {
     const rows: { n: number }[] = await this.dataSource.query(
-      `WITH gone AS (DELETE FROM "UserSession" WHERE "EndedDate" IS NOT NULL AND "EndedDate" < $1 RETURNING 1)
+      `WITH gone AS (
+         DELETE FROM "UserSession"
+          WHERE ("EndedDate" IS NOT NULL AND "EndedDate" < $1) OR ("EndedDate" IS NULL AND "CreatedDate" < $2)
+         RETURNING 1)
        SELECT count(*)::int AS n FROM gone`,
-      [horizon],
+      [horizon, startedBefore],
     );
     return rows[0]?.n ?? 0;
   }

@@ -1,11 +1,13 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { TargetUsers } from '../api-keys/target-users';
 import { SessionCookies } from '../auth/cookies';
 import type { Principal } from '../auth/principal';
 import { SESSION_ID } from '../auth/token.service';
+import { Clock } from '../common/clock';
 import { notFound, unauthorized } from '../common/problem';
 import { requestContext } from '../common/request-context';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionOwner, SessionRevocation } from './session-revocation.service';
 import { SessionListRow, UserSessionRepository } from './user-session.repository';
 
@@ -31,11 +33,13 @@ export class UserSessions {
     private readonly revocation: SessionRevocation,
     private readonly targets: TargetUsers,
     private readonly cookies: SessionCookies,
+    private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
   async listOwn(caller: Principal): Promise<SessionView[]> {
     const current = ownSession(caller);
-    const rows = await this.sessions.listOpen(caller.userRegistryId);
+    const rows = await this.sessions.listOpen(caller.userRegistryId, this.lifetimeStart());
     return rows.map((row) => ({ ...row, current: row.id === current }));
   }
 
@@ -47,13 +51,18 @@ export class UserSessions {
 
   async listOf(caller: Principal, userRegistryId: number): Promise<SessionView[]> {
     const user = await this.targets.find(caller, userRegistryId);
-    const rows = await this.sessions.listOpen(user.id);
+    const rows = await this.sessions.listOpen(user.id, this.lifetimeStart());
     return rows.map((row) => ({ ...row, current: false }));
   }
 
   async endOf(caller: Principal, userRegistryId: number, sessionId: string, req: Request, res: Response): Promise<void> {
     const user = await this.targets.find(caller, userRegistryId);
     await this.end({ userRegistryId: user.id, userName: user.name, tenantRegistryId: user.tenantRegistryId }, sessionId, caller, req, res);
+  }
+
+  /** Sessions that started before this have passed the absolute lifetime: none of their tokens is accepted. */
+  private lifetimeStart(): Date {
+    return new Date(this.clock.nowMs() - this.settings.sessionAbsoluteLifetimeMs);
   }
 
   private async end(owner: SessionOwner, rawId: string, caller: Principal, req: Request, res: Response): Promise<void> {

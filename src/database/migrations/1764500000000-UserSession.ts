@@ -28,8 +28,10 @@ export class UserSession1764500000000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX "IX_UserSession_User_Open" ON "UserSession" ("UserRegistryId", "CreatedDate" DESC) WHERE "EndedDate" IS NULL`,
     );
-    // The daily purge of sessions ended before the retention horizon.
+    // The daily purge: sessions ended before the retention horizon, and those never ended that
+    // reached the absolute lifetime before it.
     await q.query(`CREATE INDEX "IX_UserSession_EndedDate" ON "UserSession" ("EndedDate") WHERE "EndedDate" IS NOT NULL`);
+    await q.query(`CREATE INDEX "IX_UserSession_Open_CreatedDate" ON "UserSession" ("CreatedDate") WHERE "EndedDate" IS NULL`);
   }
 
   async down(q: QueryRunner): Promise<void> {
