@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module';
 import { ApiKeyValidator } from '../auth/api-key.validator';
 import { ActiveApiKeyValidator } from './active-api-key.validator';
@@ -7,6 +8,8 @@ import { ApiKeyUsageWriter } from './api-key-usage.writer';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeys } from './api-keys.service';
 import { TargetUsers } from './target-users';
+import { UserRegistryApiKey } from './user-registry-api-key.entity';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /**
  * API keys: generation, the in-memory set of active keys shared across nodes through the bus, and
@@ -15,9 +18,10 @@ import { TargetUsers } from './target-users';
  */
 @Global()
 @Module({
-  imports: [UsersModule],
+  imports: [TypeOrmModule.forFeature([UserRegistryApiKey]), UsersModule],
   controllers: [ApiKeysController],
   providers: [
+    UserRegistryApiKeyRepository,
     ActiveApiKeys,
     ApiKeyUsageWriter,
     ActiveApiKeyValidator,
