@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { SessionCookies } from '../auth/cookies';
 import { IssuedToken, TokenService } from '../auth/token.service';
 import { Clock } from '../common/clock';
+import { Transactions } from '../database/transactions';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { UserSessionRepository } from '../sessions/user-session.repository';
@@ -33,7 +32,7 @@ export class SignInCompletion {
     private readonly cookies: SessionCookies,
     private readonly sessions: UserSessionRepository,
     private readonly clock: Clock,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     @Inject(SETTINGS) readonly settings: AppSettings,
   ) {}
 
@@ -46,7 +45,7 @@ export class SignInCompletion {
     await this.accounts.recordSuccess(identity.id);
     const context = requestContext(req);
     const start = this.clock.now();
-    const sessionId = await this.dataSource.transaction(async (manager) => {
+    const sessionId = await this.transactions.run(async (manager) => {
       await this.audit.login(
         {
           createdUser: identity.name,

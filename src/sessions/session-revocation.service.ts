@@ -1,10 +1,9 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
+import { Transactions } from '../database/transactions';
 import { RequestContext } from '../common/request-context';
 import { UserSessionRepository } from './user-session.repository';
 
@@ -54,7 +53,7 @@ export class SessionRevocation {
   private readonly localListeners = new Set<(message: SessionEndedMessage) => void>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly sessions: UserSessionRepository,
     private readonly audit: AuditWriter,
     private readonly bus: Bus,
@@ -66,7 +65,7 @@ export class SessionRevocation {
     const now = this.clock.now();
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
-    await this.dataSource.transaction(async (manager) => {
+    await this.transactions.run(async (manager) => {
       await manager.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [owner.userRegistryId, now]);
       await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
       await this.audit.logout(
@@ -95,7 +94,7 @@ export class SessionRevocation {
    */
   async endOne(owner: SessionOwner, sessionId: string, by: SessionEnder): Promise<boolean> {
     const now = this.clock.now();
-    const ended = await this.dataSource.transaction(async (manager) => {
+    const ended = await this.transactions.run(async (manager) => {
       const session = await this.sessions.endOne(sessionId, owner.userRegistryId, by.userName, now, manager);
       if (!session) return null;
       await this.audit.logout(

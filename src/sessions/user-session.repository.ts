@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
+import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager, IsNull, MoreThan, Repository } from 'typeorm';
 import { AUTHENTICATION_TYPE_NAMES, AuthenticationTypeId, LogoutReasonId } from '../audit/audit.types';
 import { RequestContext } from '../common/request-context';
 import { BOUNDS, boundText } from '../common/text';
@@ -21,7 +21,6 @@ export interface SessionListRow {
 /** A session just ended by one statement: what its UserLogout row needs. */
 export interface EndedSession {
   id: string;
-  userRegistryId: number;
   tenantRegistryId: number | null;
   createdDate: Date;
 }
@@ -35,30 +34,25 @@ export interface NewSession {
   context: RequestContext;
 }
 
-/** The scheme names, as one SQL CASE over constants (no table of names to join). */
-const AUTHENTICATION_TYPE_SQL = `CASE "AuthenticationTypeId" ${Object.entries(AUTHENTICATION_TYPE_NAMES)
-  .map(([id, name]) => `WHEN ${Number(id)} THEN '${name.replace(/'/g, "''")}'`)
-  .join(' ')} END`;
-
-const LIST_COLUMNS = `"Id" AS id, "CreatedDate" AS "createdDate", "LastSeenDate" AS "lastSeenDate", "RemoteIp" AS "remoteIp",
-  "UserAgent" AS "userAgent", "AuthenticationTypeId"::int AS "authenticationTypeId", ${AUTHENTICATION_TYPE_SQL} AS "authenticationType"`;
-
-const ENDED_COLUMNS = `"Id" AS id, "UserRegistryId" AS "userRegistryId", "TenantRegistryId" AS "tenantRegistryId", "CreatedDate" AS "createdDate"`;
-
 /**
- * The UserSession table (contract 14). Ending statements are single UPDATEs guarded by
- * `"EndedDate" IS NULL`, so two ends racing each other end a session once and record it once.
- * The per-request check of a session is not here: it rides in the guard's batched user read
- * (src/auth/user-state.reader.ts), and LastSeenDate is written by SessionActivityWriter.
+ * Every query on UserSession but the guard's (contract 14). Ending statements are single UPDATEs
+ * guarded by `EndedDate IS NULL`, so two ends racing each other end a session once and record it
+ * once. The per-request check of a session rides in the guard's batched user read
+ * (src/auth/user-state.reader.ts), and LastSeenDate is written by src/auth/session-activity.writer.ts:
+ * both are on the request path, where one statement per batch is what keeps a request cheap.
  */
 @Injectable()
 export class UserSessionRepository {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(@InjectRepository(UserSession) private readonly repository: Repository<UserSession>) {}
+
+  private on(tx?: EntityManager): Repository<UserSession> {
+    return tx ? tx.getRepository(UserSession) : this.repository;
+  }
 
   /** Opens a session; its id is a random UUID, the `sid` of every token of the session. */
-  async start(session: NewSession, manager: EntityManager = this.dataSource.manager): Promise<string> {
+  async start(session: NewSession, tx?: EntityManager): Promise<string> {
     const id = randomUUID();
-    await manager.insert(UserSession, {
+    await this.on(tx).insert({
       id,
       userRegistryId: session.userRegistryId,
       tenantRegistryId: session.tenantRegistryId,
@@ -78,51 +72,43 @@ export class UserSessionRepository {
    * The user's sessions not ended, newest first. Only those started after `startedAfter`: older ones
    * have passed the absolute lifetime, so no token of theirs is accepted any more.
    */
-  listOpen(userRegistryId: number, startedAfter: Date): Promise<SessionListRow[]> {
-    return this.dataSource.query(
-      `SELECT ${LIST_COLUMNS} FROM "UserSession"
-        WHERE "UserRegistryId" = $1 AND "EndedDate" IS NULL AND "CreatedDate" > $2
-        ORDER BY "CreatedDate" DESC, "Id"`,
-      [userRegistryId, startedAfter],
-    );
+  async listOpen(userRegistryId: number, startedAfter: Date): Promise<SessionListRow[]> {
+    const rows = await this.repository.find({
+      select: { id: true, createdDate: true, lastSeenDate: true, remoteIp: true, userAgent: true, authenticationTypeId: true },
+      where: { userRegistryId, endedDate: IsNull(), createdDate: MoreThan(startedAfter) },
+      order: { createdDate: 'DESC', id: 'ASC' },
+    });
+    return rows.map((row) => ({
+      id: row.id,
+      createdDate: row.createdDate,
+      lastSeenDate: row.lastSeenDate,
+      remoteIp: row.remoteIp,
+      userAgent: row.userAgent,
+      authenticationTypeId: row.authenticationTypeId,
+      authenticationType: AUTHENTICATION_TYPE_NAMES[row.authenticationTypeId] ?? 'Unknown',
+    }));
   }
 
-  /** Ends one open session of the user (EndReasonId 4); null when there is no such open session. */
-  async endOne(
-    id: string,
-    userRegistryId: number,
-    endedByUser: string,
-    now: Date,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<EndedSession | null> {
-    const rows: EndedSession[] = await manager.query(
-      `WITH ended AS (
-         UPDATE "UserSession" SET "EndedDate" = $3, "EndReasonId" = $4, "EndedByUser" = $5
-          WHERE "Id" = $1 AND "UserRegistryId" = $2 AND "EndedDate" IS NULL
-         RETURNING ${ENDED_COLUMNS})
-       SELECT * FROM ended`,
-      [id, userRegistryId, now, LogoutReasonId.SessionEnded, boundText(endedByUser, BOUNDS.name)],
-    );
-    return rows[0] ?? null;
+  /** Ends one open session of the user (EndReasonId 4); null when the user has no such open session. */
+  async endOne(id: string, userRegistryId: number, endedByUser: string, now: Date, tx?: EntityManager): Promise<EndedSession | null> {
+    const result = await this.on(tx)
+      .createQueryBuilder()
+      .update()
+      .set({ endedDate: now, endReasonId: LogoutReasonId.SessionEnded, endedByUser: boundText(endedByUser, BOUNDS.name) })
+      .where('"Id" = :id AND "UserRegistryId" = :userRegistryId AND "EndedDate" IS NULL', { id, userRegistryId })
+      .returning('"Id", "TenantRegistryId", "CreatedDate"')
+      .execute();
+    const row = (result.raw as { Id: string; TenantRegistryId: number | null; CreatedDate: Date }[])[0];
+    return row ? { id: row.Id, tenantRegistryId: row.TenantRegistryId, createdDate: new Date(row.CreatedDate) } : null;
   }
 
   /** Ends every open session of the user with `reasonId`; answers how many it ended. */
-  async endAllOf(
-    userRegistryId: number,
-    reasonId: LogoutReasonId,
-    endedByUser: string,
-    now: Date,
-    manager: EntityManager = this.dataSource.manager,
-  ): Promise<number> {
-    const rows: { id: string }[] = await manager.query(
-      `WITH ended AS (
-         UPDATE "UserSession" SET "EndedDate" = $2, "EndReasonId" = $3, "EndedByUser" = $4
-          WHERE "UserRegistryId" = $1 AND "EndedDate" IS NULL
-         RETURNING "Id")
-       SELECT "Id" AS id FROM ended`,
-      [userRegistryId, now, reasonId, boundText(endedByUser, BOUNDS.name)],
+  async endAllOf(userRegistryId: number, reasonId: LogoutReasonId, endedByUser: string, now: Date, tx?: EntityManager): Promise<number> {
+    const result = await this.on(tx).update(
+      { userRegistryId, endedDate: IsNull() },
+      { endedDate: now, endReasonId: reasonId, endedByUser: boundText(endedByUser, BOUNDS.name) },
     );
-    return rows.length;
+    return result.affected ?? 0;
   }
 
   /**
@@ -131,14 +117,14 @@ export class UserSessionRepository {
    * Answers how many rows went.
    */
   async deleteEndedBefore(horizon: Date, startedBefore: Date): Promise<number> {
-    const rows: { n: number }[] = await this.dataSource.query(
-      `WITH gone AS (
-         DELETE FROM "UserSession"
-          WHERE ("EndedDate" IS NOT NULL AND "EndedDate" < $1) OR ("EndedDate" IS NULL AND "CreatedDate" < $2)
-         RETURNING 1)
-       SELECT count(*)::int AS n FROM gone`,
-      [horizon, startedBefore],
-    );
-    return rows[0]?.n ?? 0;
+    const result = await this.repository
+      .createQueryBuilder()
+      .delete()
+      .where('("EndedDate" IS NOT NULL AND "EndedDate" < :horizon) OR ("EndedDate" IS NULL AND "CreatedDate" < :startedBefore)', {
+        horizon,
+        startedBefore,
+      })
+      .execute();
+    return result.affected ?? 0;
   }
 }
