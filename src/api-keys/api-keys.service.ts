@@ -10,7 +10,7 @@ import { ServiceChangePublisher } from '../users/service-change.publisher';
 import { ActiveApiKeys } from './active-api-keys';
 import { generateApiKey } from './api-key.format';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from './api-keys.dto';
-import { TargetUsers } from './target-users';
+import { TargetUsers } from '../users/target-users';
 import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /**
