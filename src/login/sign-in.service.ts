@@ -6,7 +6,7 @@ import { SessionCookies } from '../auth/cookies';
 import { IssuedToken, TokenService } from '../auth/token.service';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { UserAccounts } from '../users/user-accounts.service';
+import { ReservedAttempt, UserAccounts } from '../users/user-accounts.service';
 
 /** An identity established by any scheme. */
 export interface EstablishedIdentity {
@@ -18,6 +18,9 @@ export interface EstablishedIdentity {
 /**
  * The end every successful sign-in shares, whatever the scheme: the failure count reset, the
  * UserLogin row written (before the answer), then the service's own JWT and both cookies.
+ * The reset is conditional (contract 13): a success that raced the lock answers null, and the caller
+ * refuses it as a locked account (FailureTypeId 3) without issuing anything. A flow that must decide
+ * the success before changing anything (a password change at sign-in) records it itself first.
  */
 @Injectable()
 export class SignInCompletion {
@@ -34,8 +37,9 @@ export class SignInCompletion {
     type: AuthenticationTypeId,
     req: Request,
     res: Response,
-  ): Promise<IssuedToken> {
-    await this.accounts.recordSuccess(identity.id);
+    success: { attempt?: ReservedAttempt | null; alreadyRecorded?: boolean } = {},
+  ): Promise<IssuedToken | null> {
+    if (!success.alreadyRecorded && !(await this.accounts.recordSuccess(identity.id, success.attempt ?? null))) return null;
     await this.audit.login({
       createdUser: identity.name,
       userRegistryId: identity.id,
