@@ -1,11 +1,14 @@
 import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { CaptureFlushScheduler } from './capture-flush.scheduler';
 import { CaptureFlusher } from './capture-flusher.service';
+import { CaptureQueueHealth } from './capture-queue-health.entity';
 import { CaptureQueues } from './capture-queues.service';
 
 /** The six bounded capture queues and their once-a-minute flush. Written to, never calls back. */
 @Global()
 @Module({
+  imports: [TypeOrmModule.forFeature([CaptureQueueHealth])],
   providers: [CaptureQueues, CaptureFlusher, CaptureFlushScheduler],
   exports: [CaptureQueues, CaptureFlusher],
 })
