@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { TargetUsers } from '../api-keys/target-users';
+import { TargetUsers } from '../users/target-users';
 import { SessionCookies } from '../auth/cookies';
 import type { Principal } from '../auth/principal';
 import { SESSION_ID } from '../auth/token.service';
