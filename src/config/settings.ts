@@ -13,10 +13,14 @@ export interface Settings {
   bindAddress: string | null;
   connectionString: string | null;
   dataDirectory: string;
+  /** Milliseconds an unused database connection stays in the pool (0: kept open). */
+  databasePoolIdleTimeoutMs: number;
   redisConnectionString: string | null;
   administratorInitialPassword: string;
   instance: string;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Log lines as text, or as one JSON object per line (for log shippers). */
+  logFormat: 'text' | 'json';
 
   /** Secrets; null until resolved (generated outside production, see secrets.ts). */
   jwtKey: string | null;
@@ -33,6 +37,8 @@ export interface Settings {
   sessionAbsoluteLifetimeMs: number;
   /** Interval between re-checks of open streams, in milliseconds. */
   revokedSessionCheckMs: number;
+  /** How long ended UserSession rows are kept before the daily purge (contract 14), in milliseconds. */
+  sessionRetentionMs: number;
 
   passwordAttempts: number;
   passwordExpiryDays: number;
@@ -132,6 +138,23 @@ class Reader {
     return UNIT_MS[unit as IntervalUnit] * value;
   }
 
+  /**
+   * An interval written `unit/value` in one variable, as the contract writes defaults (`d/30`), or
+   * the unit alone with `<name>Value` beside it, like the other interval settings.
+   */
+  unitSlashValue(name: string, fallbackUnit: IntervalUnit, fallbackValue: number): number {
+    const value = this.raw(name);
+    const match = value === undefined ? null : /^([a-z])\s*\/\s*(\d+)$/i.exec(value);
+    if (!match) return this.interval(name, `${name}Value`, fallbackUnit, fallbackValue);
+    const unit = match[1].toLowerCase();
+    const amount = Number(match[2]);
+    if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) {
+      this.problems.push(`${name}: expected unit/value with a unit of s, n, h, d and a value from 1 to 1000000, got "${value}"`);
+      return UNIT_MS[fallbackUnit] * fallbackValue;
+    }
+    return UNIT_MS[unit as IntervalUnit] * amount;
+  }
+
   url(name: string, protocols: string[]): string | null {
     const value = this.raw(name);
     if (value === undefined) return null;
@@ -159,6 +182,8 @@ export function loadSettings(env: Env): Settings {
   const logLevel = (r.string('LogLevel', 'log') as string).toLowerCase();
   const logLevels = ['error', 'warn', 'log', 'debug', 'verbose'];
   if (!logLevels.includes(logLevel)) r.problems.push(`LogLevel: expected one of ${logLevels.join(', ')}`);
+  const logFormat = (r.string('LogFormat', 'text') as string).toLowerCase();
+  if (!['text', 'json'].includes(logFormat)) r.problems.push('LogFormat: expected text or json');
 
   const settings: Settings = {
     production,
@@ -166,10 +191,12 @@ export function loadSettings(env: Env): Settings {
     bindAddress: r.string('BindAddress', null),
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
+    databasePoolIdleTimeoutMs: r.int('DatabasePoolIdleTimeoutMilliseconds', 30_000, 0, 86_400_000),
     redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
     administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
     instance: r.string('Instance', hostname()),
     logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],
+    logFormat: logFormat === 'json' ? 'json' : 'text',
 
     jwtKey: r.string('JwtKey', null),
     apiHmacKey: r.string('ApiHmacKey', null),
@@ -183,6 +210,7 @@ export function loadSettings(env: Env): Settings {
     csrfOriginCheck: r.bool('CsrfOriginCheck', true),
     sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
     revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
+    sessionRetentionMs: r.unitSlashValue('SessionRetention', 'd', 30),
 
     passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),
     passwordExpiryDays: r.int('PasswordExpiryDays', 90, 1, 36500),

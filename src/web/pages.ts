@@ -35,6 +35,7 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Account/Login', title: 'Sign in', script: 'login.js', access: 'anonymous' },
   { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous' },
   { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session' },
+  { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session' },
   { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER },
   { path: '/Administration/Security/UserLogin', title: 'User Login', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogin' },
   { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout' },

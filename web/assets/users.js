@@ -4,6 +4,7 @@ import { api, problemLines } from './api.js';
 import { byId, clear, field, formatDate, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+import { sessionsCard } from './sessions.js';
 
 await startPage();
 const root = content();
@@ -245,7 +246,9 @@ function renderUser(user, message) {
   const revoke = h('button', { type: 'button', class: 'danger', id: 'revoke-sessions' }, 'Revoke sessions');
   revoke.addEventListener('click', async () => {
     if (!confirm(`End every session of ${user.name}? They will have to sign in again. API keys keep working.`)) return;
-    await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`);
+    if (await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`)) {
+      detail.querySelector('#reload-sessions')?.click();
+    }
   });
 
   const remove = h('button', { type: 'button', class: 'danger', id: 'delete-user' }, 'Delete');
@@ -301,7 +304,11 @@ function renderUser(user, message) {
     if (ok) passwords.reset();
   });
 
-  clear(detail).append(head, detailsForm, apiKeys(user), resetForm);
+  const sessions = sessionsCard({
+    listPath: `/api/UserRegistry/${id}/Sessions`,
+    endPath: (sessionId) => `/api/UserRegistry/${id}/Sessions/${encodeURIComponent(sessionId)}`,
+  });
+  clear(detail).append(head, detailsForm, sessions, apiKeys(user), resetForm);
 }
 
 // ---- API keys ---------------------------------------------------------------------------------
