@@ -8,6 +8,7 @@ import { csrfOriginCheck } from './auth/csrf.middleware';
 import { AppLogger } from './common/app-logger';
 import { Clock } from './common/clock';
 import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
+import { isDatabaseUnavailable } from './database/deadlines';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
 
@@ -62,7 +63,8 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
   app.use(refuseUnreadableBody);
   app.use(cookieParser());
   app.use(csrfOriginCheck(settings.csrfOriginCheck));
-  app.useGlobalFilters(new ProblemFilter());
+  // A database that cannot be reached in time is a 503 for any route, never a 500.
+  app.useGlobalFilters(new ProblemFilter(isDatabaseUnavailable));
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,
