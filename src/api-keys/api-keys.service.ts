@@ -22,6 +22,9 @@ interface ApiKeyRow {
   createdDate: Date;
   createdUser: string | null;
   lastUsedDate: Date | null;
+  revoked: boolean;
+  revokedDate: Date | null;
+  revokedBy: string | null;
 }
 
 /**
@@ -72,13 +75,18 @@ export class ApiKeys {
     };
   }
 
-  async list(caller: Principal, userRegistryId: number): Promise<ApiKeyDto[]> {
+  /**
+   * The user's keys. By default only active ones, exactly as contract 5 answers; with
+   * `includeRevoked` the revoked ones follow as history, each with when and by whom it was revoked.
+   */
+  async list(caller: Principal, userRegistryId: number, options: { includeRevoked?: boolean } = {}): Promise<ApiKeyDto[]> {
     const user = await this.targets.find(caller, userRegistryId);
     const rows: ApiKeyRow[] = await this.dataSource.query(
       `SELECT "Id" AS id, "Name" AS name, "Description" AS description, "ApiKeyDisplay" AS "apiKeyDisplay",
-              "CreatedDate" AS "createdDate", "CreatedUser" AS "createdUser", "LastUsedDate" AS "lastUsedDate"
-         FROM "UserRegistryApiKey" WHERE "UserRegistryId" = $1 AND NOT "Deleted" ORDER BY "Id"`,
-      [user.id],
+              "CreatedDate" AS "createdDate", "CreatedUser" AS "createdUser", "LastUsedDate" AS "lastUsedDate",
+              "Deleted" AS revoked, "DeletedDate" AS "revokedDate", "DeletedUser" AS "revokedBy"
+         FROM "UserRegistryApiKey" WHERE "UserRegistryId" = $1 AND ($2 OR NOT "Deleted") ORDER BY "Deleted", "Id"`,
+      [user.id, options.includeRevoked === true],
     );
     return rows.map((r) => ({
       id: r.id,
@@ -88,6 +96,9 @@ export class ApiKeys {
       createdDate: r.createdDate.toISOString(),
       createdUser: r.createdUser,
       lastUsedDate: r.lastUsedDate?.toISOString() ?? null,
+      ...(options.includeRevoked
+        ? { revoked: r.revoked, revokedDate: r.revokedDate?.toISOString() ?? null, revokedBy: r.revokedBy }
+        : {}),
     }));
   }
 

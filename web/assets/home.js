@@ -30,3 +30,4 @@ root.append(
     ),
   ),
 );
+document.body.dataset.ready = 'true';
