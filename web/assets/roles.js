@@ -72,7 +72,7 @@ async function load() {
   const chosen = tenantFilter.value || new URLSearchParams(location.search).get('tenant') || '';
   clear(tenantFilter).append(
     h('option', { value: '' }, 'All tenants'),
-    [...tenants].sort((a, b) => String(a.name).localeCompare(String(b.name))).map((t) => h('option', { value: String(t.id), selected: String(t.id) === chosen }, t.name)),
+    ...[...tenants].sort((a, b) => String(a.name).localeCompare(String(b.name))).map((t) => h('option', { value: String(t.id), selected: String(t.id) === chosen }, t.name)),
   );
   renderList();
 }

@@ -247,7 +247,7 @@ function showCreate() {
     h('h2', {}, 'New user'),
     messages,
     h('div', { class: 'row' }, field('User name', name), field('Email', email)),
-    h('div', { class: 'row' }, role.element, h('label', { class: 'check inline' }, active, ' Active')),
+    h('div', { class: 'row align-start' }, role.element, h('label', { class: 'check inline' }, active, ' Active (can sign in)')),
     passwords.element,
     h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => showPlaceholder() }, 'Cancel')),
   );
@@ -348,7 +348,7 @@ function renderUser(user, message) {
       { class: 'facts' },
       h('div', {}, h('dt', {}, 'Last sign-in'), h('dd', {}, formatDate(user.lastLoginDate) || 'Never')),
       h('div', {}, h('dt', {}, 'Password expires'), h('dd', { id: 'password-expires' }, passwordExpiry(user))),
-      h('div', {}, h('dt', {}, 'Wire password hash'), h('dd', {}, user.wirePasswordHash ? 'Yes' : 'No')),
+      h('div', {}, h('dt', {}, 'Password scrambled in the browser'), h('dd', { title: 'WirePasswordHash' }, user.wirePasswordHash ? 'Yes' : 'No')),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, [formatDate(user.createdDate), user.createdUser ? ` by ${user.createdUser}` : ''].join(''))),
     ),
     messages,
@@ -360,7 +360,7 @@ function renderUser(user, message) {
   const email = h('input', { type: 'email', maxlength: 256, value: user.email ?? '', id: 'edit-email' });
   const role = roleInput(user.roleRegistryId, { id: 'edit-role' });
   const saveDetails = h('button', { type: 'submit', class: 'primary', id: 'save-user' }, 'Save');
-  const detailsForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Details'), detailMessages, h('div', { class: 'row' }, field('Email', email), role.element), h('div', { class: 'actions' }, saveDetails));
+  const detailsForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Details'), detailMessages, h('div', { class: 'row align-start' }, field('Email', email), role.element), h('div', { class: 'actions' }, saveDetails));
   detailsForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     const body = { email: email.value.trim() || null };
@@ -435,8 +435,9 @@ function apiKeys(user) {
               }),
         ),
       ),
-      revokedHistory(revoked),
     );
+    const history = revokedHistory(revoked);
+    if (history) listHolderKeys.append(history);
   }
 
   /** Revoked keys stay visible as history: which key, when it was made and revoked, and by whom. */
