@@ -2,6 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
+import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos
@@ -73,7 +74,7 @@ describe('Negotiate sign-in (service.md 5.2, contract 12)', () => {
   });
 
   it('signs in a Kerberos user: 200 with the token body, both cookies, the mutual-authentication token, a row of type 2', async () => {
-    await insertUser(t, { name: 'alice' });
+    const user = await insertUser(t, { name: 'alice' });
     const browser = new Browser(t.url);
     const { client, token } = await initiate('alice');
     const res = await browser.get('/api/Authentication/ByNegotiate', { authorization: `Negotiate ${token}` });
@@ -92,6 +93,9 @@ describe('Negotiate sign-in (service.md 5.2, contract 12)', () => {
     expect(await logins(t, 'alice')).toEqual([
       { Failed: false, FailureTypeId: null, FailureMessage: null, AuthenticationTypeId: 2, CreatedUser: 'alice' },
     ]);
+    // The session row of contract 14, named by the token's sid.
+    expect(await sessionRowOf(t, res.json.token)).toMatchObject(openSessionOf(user, 2, t.clock.nowMs()));
+    expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
     const session = await browser.get('/api/Authentication/Session');
     expect(session.json).toMatchObject({ userName: 'alice', authenticationType: 'Cookie' });
   });
@@ -158,17 +162,20 @@ describe('Negotiate sign-in with the second factor (contract 7)', () => {
   afterAll(async () => t.close());
 
   it('answers 202 to the handshake, then 200 to ByNegotiateMfa under a new handshake with the right passcode', async () => {
-    await insertUser(t, { name: 'alice' });
+    const user = await insertUser(t, { name: 'alice' });
     const browser = new Browser(t.url);
     const first = await browser.get('/api/Authentication/ByNegotiate', await negotiate('alice'));
     expect(first.status).toBe(202);
     expect(first.json).toEqual({ mfaRequired: true });
     expect(first.setCookies).toEqual([]);
     expect(await logins(t, 'alice')).toEqual([]);
+    expect(await sessionRowsOf(t, user.id)).toEqual([]);
 
     const second = await browser.post('/api/Authentication/ByNegotiateMfa', { mfa: PASSCODE }, await negotiate('alice'));
     expect(second.status).toBe(200);
     expect(typeof second.json.token).toBe('string');
+    expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, 2, t.clock.nowMs()));
+    expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
     expect(browser.cookies.has('authentication-jwt')).toBe(true);
     expect(await logins(t, 'alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: 2 })]);
   });

@@ -4,6 +4,7 @@ import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
+import { SessionActivityWriter } from './session-activity.writer';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
@@ -17,10 +18,11 @@ import { UserStateReader } from './user-state.reader';
     TokenService,
     SessionCookies,
     UserStateReader,
+    SessionActivityWriter,
     JwtStrategy,
     Authenticator,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, Authenticator],
+  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator],
 })
 export class AuthModule {}

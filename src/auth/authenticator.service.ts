@@ -48,10 +48,10 @@ export class Authenticator {
     const principal = await this.jwt.authenticate(req, credential.value, credential.type);
     principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
     if (credential.type === 'Cookie') {
-      // Sliding refresh: a fresh 15-minute token that keeps the original session start.
+      // Sliding refresh: a fresh 15-minute token that keeps the session and its start.
       const issued = this.tokens.issue(
         { id: principal.userRegistryId, name: principal.userName },
-        principal.sessionStartDate!.getTime(),
+        { id: principal.sessionId!, startMs: principal.sessionStartDate!.getTime() },
       );
       this.cookies.set(req, res, issued);
       principal.expiration = issued.expiration;

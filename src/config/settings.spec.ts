@@ -38,6 +38,16 @@ describe('settings (contract 1)', () => {
     expect(loadSettings({ RevokedSessionCheckInterval: 'd', RevokedSessionCheckIntervalValue: '1' }).revokedSessionCheckMs).toBe(86_400_000);
   });
 
+  it('reads SessionRetention as unit/value (default d/30) or as a unit with SessionRetentionValue', () => {
+    expect(loadSettings({}).sessionRetentionMs).toBe(30 * 86_400_000);
+    expect(loadSettings({ SessionRetention: 'd/30' }).sessionRetentionMs).toBe(30 * 86_400_000);
+    expect(loadSettings({ SessionRetention: 'h/12' }).sessionRetentionMs).toBe(12 * 3_600_000);
+    expect(loadSettings({ SessionRetention: 'n', SessionRetentionValue: '5' }).sessionRetentionMs).toBe(300_000);
+    for (const bad of ['x/3', 'd/0', 'd/-1', 'd/abc', 'week']) {
+      expect(() => loadSettings({ SessionRetention: bad })).toThrow(/SessionRetention/);
+    }
+  });
+
   it('refuses to start listing one line per bad variable', () => {
     expect(problems({ Port: 'eighty', SessionCookie: 'yes', SessionAbsoluteLifetimeInterval: 'w', ConnectionString: 'mysql://x' })).toEqual([
       expect.stringMatching(/^Port:/),

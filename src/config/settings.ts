@@ -33,6 +33,8 @@ export interface Settings {
   sessionAbsoluteLifetimeMs: number;
   /** Interval between re-checks of open streams, in milliseconds. */
   revokedSessionCheckMs: number;
+  /** How long ended UserSession rows are kept before the daily purge (contract 14), in milliseconds. */
+  sessionRetentionMs: number;
 
   passwordAttempts: number;
   passwordExpiryDays: number;
@@ -124,6 +126,23 @@ class Reader {
     return UNIT_MS[unit as IntervalUnit] * value;
   }
 
+  /**
+   * An interval written `unit/value` in one variable, as the contract writes defaults (`d/30`), or
+   * the unit alone with `<name>Value` beside it, like the other interval settings.
+   */
+  unitSlashValue(name: string, fallbackUnit: IntervalUnit, fallbackValue: number): number {
+    const value = this.raw(name);
+    const match = value === undefined ? null : /^([a-z])\s*\/\s*(\d+)$/i.exec(value);
+    if (!match) return this.interval(name, `${name}Value`, fallbackUnit, fallbackValue);
+    const unit = match[1].toLowerCase();
+    const amount = Number(match[2]);
+    if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) {
+      this.problems.push(`${name}: expected unit/value with a unit of s, n, h, d and a value from 1 to 1000000, got "${value}"`);
+      return UNIT_MS[fallbackUnit] * fallbackValue;
+    }
+    return UNIT_MS[unit as IntervalUnit] * amount;
+  }
+
   url(name: string, protocols: string[]): string | null {
     const value = this.raw(name);
     if (value === undefined) return null;
@@ -175,6 +194,7 @@ export function loadSettings(env: Env): Settings {
     csrfOriginCheck: r.bool('CsrfOriginCheck', true),
     sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
     revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
+    sessionRetentionMs: r.unitSlashValue('SessionRetention', 'd', 30),
 
     passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),
     passwordExpiryDays: r.int('PasswordExpiryDays', 90, 1, 36500),

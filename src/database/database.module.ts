@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { dataSourceOptions, migrate } from './data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
+import { Transactions } from './transactions';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -56,5 +57,7 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
       },
     }),
   ],
+  providers: [Transactions],
+  exports: [Transactions],
 })
 export class DatabaseModule {}

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
+import { hasControlCharacter } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /** A user as a sign-in needs it: the stored hash and every state a sign-in must check. */
@@ -15,9 +16,6 @@ export interface SignInAccount {
   wirePasswordHash: boolean;
   tenantRegistryId: number;
 }
-
-// eslint-disable-next-line no-control-regex
-const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 const ACCOUNT_COLUMNS = `
   u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash",
@@ -47,7 +45,7 @@ export class UserAccounts {
    * rejects NUL in text.
    */
   async findByName(name: string): Promise<SignInAccount | null> {
-    if (CONTROL_CHARACTER.test(name)) return null;
+    if (hasControlCharacter(name)) return null;
     const rows: SignInAccount[] = await this.dataSource.query(
       `SELECT ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} WHERE lower(u."Name") = lower($1) AND NOT u."Deleted"`,
       [name],

@@ -41,6 +41,7 @@ export const MENU = [
   {
     section: 'Account',
     items: [
+      { path: '/Account/Sessions', label: 'Sessions' },
       { path: '/Account/ChangePassword', label: 'Change password' },
       { path: '/Account/Logout', label: 'Sign out' },
     ],

@@ -5,6 +5,7 @@ import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+import { sessionsCard } from './sessions.js';
 
 const session = await startPage();
 const root = content();
@@ -325,7 +326,9 @@ function renderUser(user, message) {
   const revoke = h('button', { type: 'button', class: 'danger', id: 'revoke-sessions' }, 'Revoke sessions');
   revoke.addEventListener('click', async () => {
     if (!(await confirmDialog({ title: `End every session of ${user.name}?`, message: 'They are signed out in every browser and will have to sign in again. Their API keys keep working.', confirmLabel: 'End sessions', danger: true }))) return;
-    await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`);
+    if (await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`)) {
+      detail.querySelector('#reload-sessions')?.click();
+    }
   });
 
   const remove = h('button', { type: 'button', class: 'danger', id: 'delete-user' }, 'Delete');
@@ -381,7 +384,11 @@ function renderUser(user, message) {
     if (ok) passwords.reset();
   });
 
-  clear(detail).append(head, detailsForm, apiKeys(user), resetForm);
+  const sessions = sessionsCard({
+    listPath: `/api/UserRegistry/${id}/Sessions`,
+    endPath: (sessionId) => `/api/UserRegistry/${id}/Sessions/${encodeURIComponent(sessionId)}`,
+  });
+  clear(detail).append(head, detailsForm, sessions, apiKeys(user), resetForm);
 }
 
 // ---- API keys ---------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from '../audit/audit.types';
-import { col, lookupOf, ReadTable } from './read-table';
+import { col, lookupOf, ReadTable } from '../reads/read-table';
+import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from './audit.types';
 
 const TENANT_SCOPED = { kind: 'tenant', tenantColumn: 'TenantRegistryId', userColumn: 'UserRegistryId' } as const;
 
