@@ -189,6 +189,17 @@ const secondsFormat = (seconds) => {
   return n < 60 ? `${n} s` : formatMicroseconds(n * 1_000_000);
 };
 
+/**
+ * Text with break opportunities between the parts of a compound name: before an inner capital
+ * (WorkflowStatus·LookupAndPersist) and after a dot, slash, hyphen or underscore (node-2.·bank.·example),
+ * so a narrow column wraps a long code at its seams instead of widening the table.
+ */
+function softBreaks(text) {
+  if (text.length <= 12) return text;
+  const parts = text.split(/(?<=[a-z])(?=[A-Z])|(?<=[./_\-@])/);
+  return parts.flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part]));
+}
+
 /** The cell of `row` in `column`, with data-label so a narrow screen can stack it as "Label value". */
 function cell(column, row) {
   const value = row[column.field];
@@ -229,7 +240,10 @@ function cell(column, row) {
         : td({ class: 'num', title: `${formatNumber(value)} s` }, secondsFormat(value));
     default: {
       const text = empty ? '' : String(value);
-      return td({ class: column.wide ? 'wide' : null, title: column.wide && text.length > 30 ? text : null }, text);
+      // Wide text keeps to one clipped line (the whole of it on hover); other text may break
+      // between the parts of a name, never inside a word.
+      if (column.wide) return td({ class: 'wide', title: text.length > 30 ? text : null }, h('div', { class: 'clip' }, text));
+      return td({}, softBreaks(text), column.sub && row[column.sub] ? h('span', { class: 'cell-note' }, String(row[column.sub])) : null);
     }
   }
 }

@@ -138,8 +138,8 @@ export const GRIDS = {
       date('createdDate', 'Date'),
       date('occurredDate', 'Occurred', { optional: true }),
       text('caseWorkflowName', 'Case workflow'),
-      text('caseKey', 'Case key'),
-      text('caseKeyValue', 'Case key value'),
+      // The key's name sits under its value: one column instead of two.
+      text('caseKeyValue', 'Case key value', { sub: 'caseKey' }),
       code('stageName', 'Stage'),
       micros('durationMicroseconds', 'Duration'),
       text('destination', 'Destination', { wide: true }),

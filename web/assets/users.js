@@ -99,25 +99,35 @@ function renderList() {
     h(
       'table',
       { class: 'grid selectable', id: 'users' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Role'), h('th', {}, 'Status'))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Role'))),
       h(
         'tbody',
         {},
         shown.length === 0
-          ? h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No users.'))
+          ? h('tr', {}, h('td', { colspan: 2, class: 'empty' }, 'No users.'))
           : shown.map((user) =>
               h(
                 'tr',
-                { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, 'aria-selected': user.id === selectedId ? 'true' : null, onclick: () => select(user.id, undefined, { focus: true }) },
+                { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, onclick: () => select(user.id, undefined, { focus: true }) },
                 // The name is a link (Tab reaches it, Enter opens it, and it can be opened in a new tab).
+                // Only an exceptional state is flagged here (inactive, locked); the detail shows every state.
                 h(
                   'td',
                   {},
-                  h('a', { class: 'user-link', href: `?user=${encodeURIComponent(user.name)}`, onclick: (e) => (e.preventDefault(), e.stopPropagation(), select(user.id, undefined, { focus: true })) }, user.name),
+                  h(
+                    'a',
+                    {
+                      class: 'user-link',
+                      href: `?user=${encodeURIComponent(user.name)}`,
+                      'aria-current': user.id === selectedId ? 'true' : null,
+                      onclick: (e) => (e.preventDefault(), e.stopPropagation(), select(user.id, undefined, { focus: true })),
+                    },
+                    user.name,
+                  ),
                   user.email ? h('div', { class: 'muted small' }, user.email) : null,
+                  !isActive(user) || isLocked(user) ? h('div', {}, badges(user).filter((b) => b && !b.classList.contains('badge-good'))) : null,
                 ),
                 h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
-                h('td', {}, badges(user)),
               ),
             ),
       ),
