@@ -6,6 +6,7 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiProperty,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
@@ -38,6 +39,7 @@ export class NegotiateController {
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set; `WWW-Authenticate: Negotiate <token>` when the server has a final token.' })
   @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Identity proven; post the passcode to ByNegotiateMfa.' })
   @ApiUnauthorizedResponse({ description: '`WWW-Authenticate: Negotiate`: start or restart the handshake; or the user is not permitted.' })
+  @ApiServiceUnavailableResponse({ description: 'The ticket could not be checked in time (Kerberos acceptor or database unavailable).' })
   @ApiNotFoundResponse({ description: 'NegotiateAuthentication is off.' })
   async byNegotiate(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto | MfaRequiredDto> {
     if (!this.negotiate.enabled) throw notFound();
