@@ -192,6 +192,18 @@ describe('administration pages in a browser', () => {
     expect((await kim.get('/api/Authentication/Session')).status).toBe(401);
   });
 
+  it('User Logout shows when the ended session began and how long it lasted', async () => {
+    // kim's session, ended in the keyboard test above, began a second before it was ended.
+    const [row] = await t.db.query<{ SessionStartDate: Date }>(`SELECT "SessionStartDate" FROM "UserLogout" WHERE "CreatedUser" = 'kim'`);
+    expect(row.SessionStartDate).toBeInstanceOf(Date);
+    await admin.goto(`${t.url}/Administration/Security/UserLogout?search=kim`);
+    await ready(admin);
+    const cells = admin.locator('#grid tbody tr', { hasText: 'kim' });
+    await expect(cells.locator('td[data-label="Session start"]').innerText()).resolves.toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    await expect(cells.locator('td[data-label="Session length"]').innerText()).resolves.toBe('1 s');
+    await screenshot(admin, 'user-logout-session-start');
+  });
+
   it('a failed sign-in puts the focus on the message; the sign-in page has a skip link too', async () => {
     const { page, context } = await session();
     await page.goto(`${t.url}/Account/Login`);

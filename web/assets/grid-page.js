@@ -232,7 +232,7 @@ function cell(column, row) {
       );
     case 'sessionStart':
       return empty
-        ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'Not recorded for this row.' }, '—')
+        ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'No session was open (or, for an older row, its start was not recorded).' }, '—')
         : td({ class: 'date' }, formatDate(value));
     case 'sessionLength':
       return empty
