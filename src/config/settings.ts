@@ -70,6 +70,14 @@ export interface Settings {
   otlpEndpoint: string | null;
   otlpHeaders: string | null;
   otlpExportIntervalMs: number;
+
+  /** Deadlines on every wait for a dependency (see .env.example), in milliseconds. */
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+  redisCommandTimeoutMs: number;
+  negotiateTimeoutMs: number;
+  /** Prefix of every Redis channel name, so deployments sharing one Redis stay apart. */
+  redisChannelPrefix: string;
 }
 
 export const DEFAULT_MFA_CLIENT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -233,6 +241,12 @@ export function loadSettings(env: Env): Settings {
     otlpEndpoint: r.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']),
     otlpHeaders: r.string('OTEL_EXPORTER_OTLP_HEADERS', null),
     otlpExportIntervalMs: r.int('OTEL_METRIC_EXPORT_INTERVAL', 60_000, 1000, 86_400_000),
+
+    databaseConnectTimeoutMs: r.int('DatabaseConnectTimeoutMilliseconds', 2000, 100, 60_000),
+    databaseQueryTimeoutMs: r.int('DatabaseQueryTimeoutMilliseconds', 3000, 200, 600_000),
+    redisCommandTimeoutMs: r.int('RedisCommandTimeoutMilliseconds', 2000, 100, 60_000),
+    negotiateTimeoutMs: r.int('NegotiateTimeoutMilliseconds', 2000, 100, 60_000),
+    redisChannelPrefix: r.string('RedisChannelPrefix', ''),
   };
 
   if (settings.jwtKey !== null && Buffer.byteLength(settings.jwtKey, 'utf8') < 32) {
@@ -274,6 +288,10 @@ export function loadSettings(env: Env): Settings {
     !/^[0-9a-f]{40}$/i.test(settings.outboundHttpMfaCertificateThumbprint.replace(/[:\s]/g, ''))
   ) {
     r.problems.push('OutboundHttpMfaCertificateThumbprint: expected a SHA-1 thumbprint (40 hex digits)');
+  }
+
+  if (!/^[\x21-\x7e]{0,64}$/.test(settings.redisChannelPrefix)) {
+    r.problems.push('RedisChannelPrefix: expected at most 64 printable characters without spaces');
   }
 
   if (r.problems.length > 0) throw new SettingsError(r.problems);

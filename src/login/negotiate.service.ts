@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { IssuedToken } from '../auth/token.service';
-import { ProblemError } from '../common/problem';
+import { ProblemError, serviceUnavailable } from '../common/problem';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { MfaProvider } from '../mfa/mfa.provider';
@@ -57,6 +57,8 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
     const outcome = await this.strategy.accept(req.get('authorization'));
     if (outcome.kind === 'challenge') throw negotiateChallenge('Negotiate authentication is required.');
     if (outcome.kind === 'refused') throw negotiateChallenge();
+    // The ticket could not be checked (the acceptor timed out or is saturated): fail closed, honestly.
+    if (outcome.kind === 'unavailable') throw serviceUnavailable('The Negotiate ticket could not be checked right now.');
 
     const context = requestContext(req);
     const userName = userNameOfPrincipal(outcome.principal);
