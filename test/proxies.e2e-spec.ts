@@ -34,7 +34,7 @@ async function anonymousLogoutRows(t: TestApp, trustedRightPart: string): Promis
 describe.each([
   {
     form: 'False (default)',
-    env: {},
+    env: {} as Record<string, string>,
     cases: [
       ['198.51.100.66, 203.0.113.7', '127.0.0.1'],
       [null, '127.0.0.1'],
