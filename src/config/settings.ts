@@ -13,10 +13,14 @@ export interface Settings {
   bindAddress: string | null;
   connectionString: string | null;
   dataDirectory: string;
+  /** Milliseconds an unused database connection stays in the pool (0: kept open). */
+  databasePoolIdleTimeoutMs: number;
   redisConnectionString: string | null;
   administratorInitialPassword: string;
   instance: string;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Log lines as text, or as one JSON object per line (for log shippers). */
+  logFormat: 'text' | 'json';
 
   /** Secrets; null until resolved (generated outside production, see secrets.ts). */
   jwtKey: string | null;
@@ -66,6 +70,14 @@ export interface Settings {
   otlpEndpoint: string | null;
   otlpHeaders: string | null;
   otlpExportIntervalMs: number;
+
+  /** Deadlines on every wait for a dependency (see .env.example), in milliseconds. */
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+  redisCommandTimeoutMs: number;
+  negotiateTimeoutMs: number;
+  /** Prefix of every Redis channel name, so deployments sharing one Redis stay apart. */
+  redisChannelPrefix: string;
 }
 
 export const DEFAULT_MFA_CLIENT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -170,6 +182,8 @@ export function loadSettings(env: Env): Settings {
   const logLevel = (r.string('LogLevel', 'log') as string).toLowerCase();
   const logLevels = ['error', 'warn', 'log', 'debug', 'verbose'];
   if (!logLevels.includes(logLevel)) r.problems.push(`LogLevel: expected one of ${logLevels.join(', ')}`);
+  const logFormat = (r.string('LogFormat', 'text') as string).toLowerCase();
+  if (!['text', 'json'].includes(logFormat)) r.problems.push('LogFormat: expected text or json');
 
   const settings: Settings = {
     production,
@@ -177,10 +191,12 @@ export function loadSettings(env: Env): Settings {
     bindAddress: r.string('BindAddress', null),
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
+    databasePoolIdleTimeoutMs: r.int('DatabasePoolIdleTimeoutMilliseconds', 30_000, 0, 86_400_000),
     redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
     administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
     instance: r.string('Instance', hostname()),
     logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],
+    logFormat: logFormat === 'json' ? 'json' : 'text',
 
     jwtKey: r.string('JwtKey', null),
     apiHmacKey: r.string('ApiHmacKey', null),
@@ -225,6 +241,12 @@ export function loadSettings(env: Env): Settings {
     otlpEndpoint: r.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']),
     otlpHeaders: r.string('OTEL_EXPORTER_OTLP_HEADERS', null),
     otlpExportIntervalMs: r.int('OTEL_METRIC_EXPORT_INTERVAL', 60_000, 1000, 86_400_000),
+
+    databaseConnectTimeoutMs: r.int('DatabaseConnectTimeoutMilliseconds', 2000, 100, 60_000),
+    databaseQueryTimeoutMs: r.int('DatabaseQueryTimeoutMilliseconds', 3000, 200, 600_000),
+    redisCommandTimeoutMs: r.int('RedisCommandTimeoutMilliseconds', 2000, 100, 60_000),
+    negotiateTimeoutMs: r.int('NegotiateTimeoutMilliseconds', 2000, 100, 60_000),
+    redisChannelPrefix: r.string('RedisChannelPrefix', ''),
   };
 
   if (settings.jwtKey !== null && Buffer.byteLength(settings.jwtKey, 'utf8') < 32) {
@@ -266,6 +288,10 @@ export function loadSettings(env: Env): Settings {
     !/^[0-9a-f]{40}$/i.test(settings.outboundHttpMfaCertificateThumbprint.replace(/[:\s]/g, ''))
   ) {
     r.problems.push('OutboundHttpMfaCertificateThumbprint: expected a SHA-1 thumbprint (40 hex digits)');
+  }
+
+  if (!/^[\x21-\x7e]{0,64}$/.test(settings.redisChannelPrefix)) {
+    r.problems.push('RedisChannelPrefix: expected at most 64 printable characters without spaces');
   }
 
   if (r.problems.length > 0) throw new SettingsError(r.problems);

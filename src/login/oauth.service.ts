@@ -160,7 +160,9 @@ export class OAuthSignIn {
     try {
       const params = this.responseParameters(req, method);
       const account = await this.establish(req, params, method);
-      await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res);
+      if (!(await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res))) {
+        throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user was locked during the sign-in', account.name, account);
+      }
       this.logger.log(`user ${account.id} signed in by OpenID Connect`);
       return this.settings.oauthForceRedirect ?? this.returnUrlOf(params);
     } catch (error) {
