@@ -55,6 +55,7 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
     bodyParser: false,
     logger,
   });
+  // A hop count or the proxies' addresses (contract 13); never Express's `true` (every hop trusted).
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(refuseNul);

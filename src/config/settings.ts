@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 
 /** Unit of an interval setting: seconds, minutes (n), hours, days. */
@@ -30,7 +31,8 @@ export interface Settings {
   jwtAudience: string;
 
   secureHttpCookie: boolean;
-  trustProxy: boolean;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses and CIDR ranges (contract 13). */
+  trustProxy: TrustProxy;
   sessionCookie: boolean;
   csrfOriginCheck: boolean;
   /** Absolute session lifetime in milliseconds. */
@@ -78,6 +80,51 @@ export interface Settings {
   negotiateTimeoutMs: number;
   /** Prefix of every Redis channel name, so deployments sharing one Redis stay apart. */
   redisChannelPrefix: string;
+}
+
+/**
+ * Which peers may speak for the client in X-Forwarded-For: none (false), the nearest N hops, or the
+ * listed proxy addresses and CIDR ranges. The client is the right-most entry that is not a trusted
+ * proxy, so entries a client writes to the left of what our own proxies append are never used.
+ */
+export type TrustProxy = false | number | string[];
+
+/** Most hops a deployment can have in front of the service; more is a typo. */
+const MAX_PROXY_HOPS = 32;
+
+/**
+ * TrustProxy: False (default), True (one hop: the immediate peer only), a whole number of hops, or a
+ * comma-separated list of proxy addresses or CIDR ranges. True never means "every hop" (Express's
+ * own `true`), which would let a client choose its address by writing X-Forwarded-For itself.
+ */
+export function parseTrustProxy(value: string | undefined): TrustProxy | { problem: string } {
+  if (value === undefined) return false;
+  const lower = value.toLowerCase();
+  if (lower === 'false' || lower === '0') return false;
+  if (lower === 'true') return 1;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops >= 1 && hops <= MAX_PROXY_HOPS) return hops;
+    return { problem: `TrustProxy: a hop count must be from 1 to ${MAX_PROXY_HOPS}, got "${value}"` };
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  const bad = entries.filter((entry) => !isAddressOrRange(entry));
+  if (bad.length > 0) {
+    return {
+      problem: `TrustProxy: expected False, True, a hop count or a comma-separated list of addresses and CIDR ranges; not an address or range: "${bad[0]}"`,
+    };
+  }
+  return entries;
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const slash = entry.indexOf('/');
+  const address = slash < 0 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const prefix = entry.slice(slash + 1);
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 export const DEFAULT_MFA_CLIENT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -168,6 +215,15 @@ class Reader {
     }
   }
 
+  trustProxy(name: string): TrustProxy {
+    const parsed = parseTrustProxy(this.raw(name));
+    if (typeof parsed === 'object' && !Array.isArray(parsed)) {
+      this.problems.push(parsed.problem);
+      return false;
+    }
+    return parsed;
+  }
+
   /** PEM given in one line with literal "\n" sequences standing for newlines (contract 12). */
   pem(name: string): string | null {
     const value = this.raw(name);
@@ -205,7 +261,7 @@ export function loadSettings(env: Env): Settings {
     jwtAudience: r.string('JwtAudience', 'transaction-monitoring'),
 
     secureHttpCookie: r.bool('SecureHttpCookie', false),
-    trustProxy: r.bool('TrustProxy', false),
+    trustProxy: r.trustProxy('TrustProxy'),
     sessionCookie: r.bool('SessionCookie', true),
     csrfOriginCheck: r.bool('CsrfOriginCheck', true),
     sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
