@@ -294,6 +294,25 @@ describe('administration pages in a browser', () => {
     expect(await admin.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('grid-error');
   });
 
+  it('when more rows match than are loaded, the page says so plainly instead of showing the fetch limit as a count', async () => {
+    await t.db.query(
+      `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp")
+       SELECT $1::timestamptz - make_interval(secs => g), 'bulk' || g, 1, true, 1, '203.0.113.7' FROM generate_series(1, 120) g`,
+      [t.clock.now()],
+    );
+    await admin.goto(`${t.url}/Administration/Security/UserLogin?search=bulk&take=100`);
+    await ready(admin);
+    await expect(admin.locator('#grid-summary').innerText()).resolves.toBe('120 matching rows · showing 1–25 · page 1 of 4 · the newest 100 loaded.');
+    await expect(admin.getByTestId('grid-partial').innerText()).resolves.toMatch(/Only the newest 100 of the 120 matching rows are loaded/);
+    // Loading more from the pager fetches them all; the choice is kept in the address.
+    await admin.selectOption('#grid-take', '1000');
+    await admin.waitForURL(/search=bulk$/);
+    await admin.locator('#grid-summary[data-state="ready"]').waitFor();
+    await expect(admin.locator('#grid-summary').innerText()).resolves.toBe('120 matching rows · showing 1–25 · page 1 of 5.');
+    expect(await admin.getByTestId('grid-partial').count()).toBe(0);
+    await expect(admin.locator('#export-csv').getAttribute('href')).resolves.toMatch(/take=100000&format=csv$/);
+  });
+
   it('the forced first change reads as what it is in the User Login grid, not as an attack', async () => {
     await insertUser(t, { name: 'newcomer', password: STRONG, expired: true });
     await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'newcomer', password: STRONG });
