@@ -319,7 +319,7 @@ describe('administration pages in a browser', () => {
     await admin.goto(`${t.url}/Administration/Security/UserLogin?search=newcomer`);
     await ready(admin);
     const row = admin.locator('#grid tbody tr', { hasText: 'newcomer' });
-    await expect(row.locator('td[data-label="Result"]').innerText()).resolves.toBe('Change asked');
+    await expect(row.locator('td[data-label="Result"]').innerText()).resolves.toBe('Change required');
     await expect(row.locator('td[data-label="Failure reason"]').innerText()).resolves.toMatch(/Password expired and no new password supplied\s*Expected, not an attack/);
   });
 
