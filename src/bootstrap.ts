@@ -6,11 +6,13 @@ import express from 'express';
 import { AppModule } from './app.module';
 import { csrfOriginCheck } from './auth/csrf.middleware';
 import { AppLogger } from './common/app-logger';
+import { refuseDeepJson, refuseNonJsonBodies } from './common/body-rules';
 import { Clock } from './common/clock';
 import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
 import { isDatabaseUnavailable } from './database/deadlines';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
+import { OAUTH_CALLBACK_PATH } from './login/oauth.service';
 
 export interface CreateAppOptions {
   clock?: Clock;
@@ -54,13 +56,18 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
     bodyParser: false,
     logger,
   });
+  // A hop count or the proxies' addresses (contract 13); never Express's `true` (every hop trusted).
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(refuseNul);
-  // 32 KiB bodies at most (413 beyond); urlencoded for the OpenID Connect form_post callback.
+  // 32 KiB bodies at most (413 beyond). JSON everywhere; a form body only for the OpenID Connect
+  // form_post callback (contract 13: a cross-site form can drive nothing else), and no JSON nested
+  // deeper than 32 levels reaches the recursive transformation and validation.
+  app.use(refuseNonJsonBodies([OAUTH_CALLBACK_PATH]));
   app.use(express.json({ limit: '32kb', strict: true }));
-  app.use(express.urlencoded({ limit: '32kb', extended: false }));
+  app.use(OAUTH_CALLBACK_PATH, express.urlencoded({ limit: '32kb', extended: false }));
   app.use(refuseUnreadableBody);
+  app.use(refuseDeepJson);
   app.use(cookieParser());
   app.use(csrfOriginCheck(settings.csrfOriginCheck));
   // A database that cannot be reached in time is a 503 for any route, never a 500.

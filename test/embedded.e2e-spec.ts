@@ -70,7 +70,7 @@ describe('embedded PostgreSQL', () => {
     } finally {
       await second.app.close();
     }
-  });
+  }, 180_000);
 
   /**
    * The pool's connections all share PGlite's one session. Before the bridge gave each connection
@@ -118,7 +118,7 @@ describe('embedded PostgreSQL', () => {
       });
       expect(analyst.status).toBe(200);
       analystToken = analyst.json.token;
-    });
+    }, 180_000);
 
     afterAll(async () => {
       await app?.close();

@@ -13,6 +13,7 @@ import {
 import { IsString, MaxLength, MinLength } from 'class-validator';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/decorators';
+import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { MfaRequiredDto, TokenDto } from './login.dto';
 import { NegotiateSignIn, NegotiateSignInResult } from './negotiate.service';
@@ -48,6 +49,7 @@ export class NegotiateController {
   @Post('ByNegotiateMfa')
   @HttpCode(200)
   @Public()
+  @JsonBodyOnly()
   @ApiOperation({ summary: 'The second factor after a 202 from ByNegotiate, under a new Negotiate handshake.' })
   @ApiHeader({ name: 'Authorization', required: true, description: '`Negotiate <token>`' })
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })

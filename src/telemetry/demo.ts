@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const settings = resolveSecrets(loadSettings(process.env));
   refuseIfEmbeddedDatabaseInUse(
     settings,
-    '. The demo serves the same pages itself: stop the service (Ctrl+C), run `npm run telemetry:demo`, then `npm start` again.',
+    ' (the demo serves the pages itself while it runs: stop the service first, then run the demo)',
   );
   const logger = new Logger('TelemetryDemo');
   const app = await createApp(settings);
