@@ -36,9 +36,9 @@ async function createDatabase(prefix = 'tm_bench') {
   };
 }
 
-/** Starts dist/main.js on a free port; resolves once it answers. */
-async function startService(env, port) {
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
+/** Starts dist/main.js (or another build's main.js, for a before/after comparison) on `port`; resolves once it answers. */
+async function startService(env, port, main = join(__dirname, '..', '..', 'dist', 'main.js')) {
+  const child = spawn(process.execPath, [main], {
     env: {
       ...process.env,
       JwtKey: JWT_KEY,
@@ -156,4 +156,4 @@ function printTable(title, rows) {
   console.table(rows);
 }
 
-module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, JWT_KEY, API_HMAC_KEY };
+module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, processCpuMs, JWT_KEY, API_HMAC_KEY };

@@ -1,0 +1,70 @@
+// The one way pages talk to the API: same-origin fetch with the session cookie. The browser adds
+// Sec-Fetch-Site and Origin itself, which is what the service's CSRF origin check asks for.
+
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem?.detail || problem?.title || `HTTP ${status}`);
+    this.status = status;
+    this.problem = problem ?? {};
+  }
+}
+
+/** The sign-in page, coming back here afterwards. */
+export function loginUrl(back = location.pathname + location.search) {
+  return `/Account/Login?returnUrl=${encodeURIComponent(back)}`;
+}
+
+/**
+ * Calls the API. A 401 on a page that needs a session sends the browser to sign in (the session has
+ * ended); pass { on401: 'throw' } to handle it yourself.
+ */
+export async function api(method, path, body, options = {}) {
+  const headers = { accept: 'application/json' };
+  const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  const text = await response.text();
+  let json;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (response.status === 401 && options.on401 !== 'throw') {
+    location.assign(loginUrl());
+    throw new ApiError(401, json);
+  }
+  if (!response.ok && !(options.accept ?? []).includes(response.status)) throw new ApiError(response.status, json);
+  return { status: response.status, json, headers: response.headers };
+}
+
+/** newPassword → "New password". */
+export function humanise(name) {
+  const words = String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/** The lines to show for a failed call: every field error, else the detail, else a plain sentence. */
+export function problemLines(error) {
+  if (!(error instanceof ApiError)) return ['The service could not be reached. Check the connection and try again.'];
+  const errors = Array.isArray(error.problem.errors) ? error.problem.errors : [];
+  if (errors.length > 0) return errors.map((e) => (e.field ? `${humanise(e.field)} ${e.message}` : String(e.message ?? e)));
+  if (error.status === 403) return ['You do not have permission for this.'];
+  if (error.status === 404) return [error.problem.detail || 'Not found.'];
+  if (error.status >= 500) return ['The service could not complete the request. Try again later.'];
+  return [error.problem.detail || error.problem.title || `The request failed (HTTP ${error.status}).`];
+}
+
+/**
+ * Where to go after signing in: the returnUrl of this page's address when it is a local path (one
+ * leading `/`, not `//` or `/\`, no backslash, no control character), else the home page.
+ */
+export function safeReturnUrl(value = new URLSearchParams(location.search).get('returnUrl')) {
+  if (typeof value !== 'string' || value.length > 2048) return '/';
+  if (!value.startsWith('/') || value.startsWith('//') || value.includes('\\')) return '/';
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(value)) return '/';
+  return value.toLowerCase().startsWith('/account/login') ? '/' : value;
+}

@@ -1,0 +1,173 @@
+// /Account/Login: username and password (with the forced password change and the passcode step),
+// Negotiate in the background, and the message after a failed OAuth return.
+import { api, ApiError, problemLines, safeReturnUrl } from './api.js';
+import { byId, clear, field, h, notice } from './dom.js';
+import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+
+const GENERIC_FAILURE = 'Sign-in failed. Check your user name and password and try again. If it keeps failing, ask an administrator.';
+const OAUTH_FAILURE = 'Sign-in through your identity provider did not succeed. Try again, or ask an administrator.';
+
+const root = clear(byId('content'));
+const card = h('section', { class: 'card login-card' });
+root.append(card);
+const messages = h('div', { class: 'messages', id: 'login-messages' });
+
+function say(kind, lines, testid) {
+  clear(messages).append(notice(kind, lines, { testid }));
+}
+
+function done() {
+  location.assign(safeReturnUrl());
+}
+
+async function schemes() {
+  try {
+    return (await api('GET', '/api/Authentication/Schemes', undefined, { on401: 'throw' })).json;
+  } catch {
+    return { password: true, oauth: false, negotiate: false, mfa: false };
+  }
+}
+
+// ---- the form ---------------------------------------------------------------------------------
+
+const userName = h('input', { name: 'userName', autocomplete: 'username', required: true, maxlength: 256, autofocus: true });
+const password = h('input', { name: 'password', type: 'password', autocomplete: 'current-password' });
+const newPassword = h('input', { name: 'newPassword', type: 'password', autocomplete: 'new-password' });
+const repeatNewPassword = h('input', { name: 'repeatNewPassword', type: 'password', autocomplete: 'new-password' });
+const passcode = h('input', { name: 'mfa', autocomplete: 'one-time-code', inputmode: 'numeric', maxlength: 64 });
+const submit = h('button', { type: 'submit', class: 'primary wide' }, 'Sign in');
+
+const credentials = h('div', { class: 'step', id: 'step-credentials' }, field('User name', userName), field('Password', password));
+const change = h(
+  'div',
+  { class: 'step', id: 'step-change', hidden: true },
+  h('p', { class: 'lead' }, 'Your password has expired. Choose a new one to continue.'),
+  field('New password', newPassword),
+  field('Repeat new password', repeatNewPassword),
+  rulesChecklist(newPassword),
+);
+const mfaStep = h(
+  'div',
+  { class: 'step', id: 'step-mfa', hidden: true },
+  h('p', { class: 'lead' }, 'Enter the one-time passcode from your token.'),
+  field('Passcode', passcode),
+);
+const form = h('form', { id: 'login-form', novalidate: true, hidden: true }, credentials, change, mfaStep, submit);
+
+card.append(h('p', { class: 'muted' }, 'Sign in to continue.'), messages, form);
+
+let stage = 'credentials';
+/** The prepared body of the last attempt, re-posted with `mfa` for the passcode step. */
+let pending = null;
+/** With Negotiate, the passcode goes to ByNegotiateMfa instead. */
+let negotiateMfa = false;
+
+function show(next) {
+  stage = next;
+  credentials.hidden = next === 'mfa';
+  change.hidden = next !== 'change';
+  mfaStep.hidden = next !== 'mfa';
+  userName.readOnly = next !== 'credentials';
+  submit.textContent = next === 'change' ? 'Change password and sign in' : next === 'mfa' ? 'Verify' : 'Sign in';
+  form.hidden = false;
+  (next === 'mfa' ? passcode : next === 'change' ? newPassword : userName.value ? password : userName).focus();
+}
+
+async function prepare() {
+  const name = userName.value.trim();
+  const protector = await passwordProtector(name);
+  const body = { userName: name, password: await protector.protect(password.value) };
+  if (stage === 'change') {
+    body.newPassword = await protector.protect(newPassword.value);
+    body.repeatNewPassword = await protector.protect(repeatNewPassword.value);
+  }
+  return body;
+}
+
+function validate() {
+  if (stage === 'mfa') return passcode.value.trim() ? [] : ['Enter the passcode.'];
+  const problems = [];
+  if (!userName.value.trim()) problems.push('Enter your user name.');
+  if (!password.value) problems.push('Enter your password.');
+  if (stage === 'change') {
+    problems.push(...brokenRules(newPassword.value));
+    if (newPassword.value !== repeatNewPassword.value) problems.push('The new passwords do not match.');
+  }
+  return problems;
+}
+
+async function attempt() {
+  if (stage === 'mfa' && negotiateMfa) {
+    const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401] });
+    if (res.status === 200) return done();
+    passcode.value = '';
+    return say('error', GENERIC_FAILURE, 'login-error');
+  }
+  const body = stage === 'mfa' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
+  const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404] });
+  if (res.status === 200) return done();
+  if (res.status === 202) {
+    pending = body;
+    clear(messages);
+    return show('mfa');
+  }
+  if (res.status === 403 && res.json?.code === 'PasswordChangeRequired') {
+    say('info', 'Your password must be changed before you can sign in.', 'password-change-required');
+    return show('change');
+  }
+  if (res.status === 400) return say('error', problemLines(new ApiError(400, res.json)), 'login-error');
+  // 401 and everything else: one message, whatever the cause.
+  if (stage === 'mfa') {
+    passcode.value = '';
+    pending = null;
+    show('credentials');
+  }
+  password.value = '';
+  say('error', GENERIC_FAILURE, 'login-error');
+}
+
+form.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const problems = validate();
+  if (problems.length > 0) return say('error', problems, 'login-error');
+  submit.disabled = true;
+  try {
+    await attempt();
+  } catch (error) {
+    say('error', error instanceof ApiError ? GENERIC_FAILURE : problemLines(error), 'login-error');
+  } finally {
+    submit.disabled = false;
+  }
+});
+
+// ---- the schemes -------------------------------------------------------------------------------
+
+async function negotiate() {
+  const waiting = h('p', { class: 'muted', id: 'negotiate-wait' }, 'Signing you in with your Windows account…');
+  card.append(waiting);
+  try {
+    const res = await api('GET', '/api/Authentication/ByNegotiate', undefined, { on401: 'throw', accept: [202, 401] });
+    if (res.status === 200) return done();
+    if (res.status === 202) {
+      negotiateMfa = true;
+      return show('mfa');
+    }
+  } catch {
+    // fall through to the form
+  } finally {
+    waiting.remove();
+  }
+  show('credentials');
+}
+
+const params = new URLSearchParams(location.search);
+const available = await schemes();
+if (params.has('error')) say('error', OAUTH_FAILURE, 'login-error');
+if (available.oauth) {
+  const target = `/api/Authentication/OAuth/Login?returnUrl=${encodeURIComponent(safeReturnUrl())}`;
+  card.append(h('a', { class: 'button primary wide', href: target, id: 'oauth-login' }, 'Sign in with your identity provider'));
+} else if (available.negotiate) {
+  await negotiate();
+} else {
+  show('credentials');
+}

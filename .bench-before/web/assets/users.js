@@ -1,0 +1,422 @@
+// Administration > Security > Users: the registry (list, create, edit, deactivate, unlock, reset
+// password, Revoke Sessions) and each user's API keys (generate, shown once; list; revoke).
+import { api, problemLines } from './api.js';
+import { byId, clear, field, formatDate, h, notice } from './dom.js';
+import { content, startPage } from './layout.js';
+import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+
+await startPage();
+const root = content();
+
+const listMessages = h('div', { class: 'messages' });
+const listHolder = h('div', { class: 'table-holder' });
+const detail = h('div', { class: 'user-detail', id: 'user-detail' });
+const newUserButton = h('button', { type: 'button', class: 'primary', id: 'new-user', onclick: () => showCreate() }, 'New user');
+const filterInput = h('input', { type: 'search', placeholder: 'Filter by name or email', 'aria-label': 'Filter users', oninput: () => renderList() });
+root.append(
+  h(
+    'div',
+    { class: 'users-layout' },
+    h('section', { class: 'card users-list' }, h('div', { class: 'card-head' }, h('h2', {}, 'Users'), newUserButton), filterInput, listMessages, listHolder),
+    detail,
+  ),
+);
+detail.append(h('section', { class: 'card placeholder' }, h('p', { class: 'muted' }, 'Select a user to see their details, sessions and API keys.')));
+
+let users = [];
+let roles = null; // null: the caller may not list roles (permission 34); an id field is shown instead
+let selectedId = null;
+
+const roleName = (user) => user.roleName ?? roles?.find((r) => r.id === user.roleRegistryId)?.name ?? (user.roleRegistryId !== undefined ? `Role ${user.roleRegistryId}` : '');
+const isLocked = (user) => user.passwordLocked === true;
+const isActive = (user) => user.active !== false;
+
+function badges(user) {
+  return [
+    h('span', { class: ['badge', isActive(user) ? 'badge-good' : 'badge-muted'] }, isActive(user) ? 'Active' : 'Inactive'),
+    isLocked(user) ? h('span', { class: 'badge badge-bad' }, 'Locked') : null,
+  ];
+}
+
+async function loadRoles() {
+  try {
+    const { json } = await api('GET', '/api/RoleRegistry');
+    roles = Array.isArray(json) ? json : null;
+  } catch {
+    roles = null;
+  }
+}
+
+async function loadUsers() {
+  try {
+    const { json } = await api('GET', '/api/UserRegistry');
+    users = Array.isArray(json) ? json : [];
+    clear(listMessages);
+  } catch (error) {
+    users = [];
+    clear(listMessages).append(notice('error', problemLines(error)));
+  }
+  renderList();
+}
+
+function renderList() {
+  const term = filterInput.value.trim().toLowerCase();
+  const shown = users
+    .filter((u) => !term || String(u.name).toLowerCase().includes(term) || String(u.email ?? '').toLowerCase().includes(term))
+    .sort((a, b) => String(a.name).localeCompare(String(b.name)));
+  clear(listHolder).append(
+    h(
+      'table',
+      { class: 'grid selectable', id: 'users' },
+      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Role'), h('th', {}, 'Status'))),
+      h(
+        'tbody',
+        {},
+        shown.length === 0
+          ? h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No users.'))
+          : shown.map((user) =>
+              h(
+                'tr',
+                { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, tabindex: 0, onclick: () => select(user.id), onkeydown: (e) => e.key === 'Enter' && select(user.id) },
+                h('td', {}, h('div', { class: 'strong' }, user.name), user.email ? h('div', { class: 'muted small' }, user.email) : null),
+                h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
+                h('td', {}, badges(user)),
+              ),
+            ),
+      ),
+    ),
+  );
+}
+
+// ---- shared form pieces ------------------------------------------------------------------------
+
+function roleInput(selected) {
+  if (roles) {
+    return h(
+      'select',
+      { name: 'roleRegistryId', required: true },
+      roles
+        .filter((r) => r.active !== false || r.id === selected)
+        .map((r) => h('option', { value: String(r.id), selected: r.id === selected }, r.tenantName ? `${r.tenantName} / ${r.name}` : r.name)),
+    );
+  }
+  return h('input', { name: 'roleRegistryId', type: 'number', min: 1, value: selected ?? '' });
+}
+
+/** Password fields with the WirePasswordHash choice and must-change flag. */
+function passwordFields(prefix) {
+  const password = h('input', { type: 'password', name: `${prefix}-password`, autocomplete: 'new-password', id: `${prefix}-password` });
+  const repeat = h('input', { type: 'password', name: `${prefix}-repeat`, autocomplete: 'new-password', id: `${prefix}-repeat` });
+  const wire = h('input', { type: 'checkbox', id: `${prefix}-wire` });
+  const mustChange = h('input', { type: 'checkbox', id: `${prefix}-must-change`, checked: true });
+  const element = h(
+    'div',
+    { class: 'password-fields' },
+    h('div', { class: 'row' }, field('Password', password), field('Repeat password', repeat)),
+    rulesChecklist(password),
+    h(
+      'label',
+      { class: 'check' },
+      wire,
+      ' Send as wire hash (WirePasswordHash): the browser sends SHA-256 of password + user name, and the service never sees the password itself.',
+    ),
+    h('label', { class: 'check' }, mustChange, ' The user must change it at the next sign-in'),
+  );
+  return {
+    element,
+    problems() {
+      const list = brokenRules(password.value).map((p) => p.replace('The new password', 'The password'));
+      if (password.value !== repeat.value) list.push('The passwords do not match.');
+      return list;
+    },
+    async body(userName) {
+      const protector = await passwordProtector(userName, { wirePasswordHash: wire.checked });
+      return { password: await protector.protect(password.value), wirePasswordHash: wire.checked, mustChangePassword: mustChange.checked };
+    },
+    reset() {
+      password.value = repeat.value = '';
+      password.dispatchEvent(new Event('input'));
+    },
+  };
+}
+
+/** Runs an action with its button disabled and shows the outcome in `messages`. */
+async function act(button, messages, action, success) {
+  button.disabled = true;
+  clear(messages);
+  try {
+    await action();
+    if (success) messages.append(notice('success', success));
+    return true;
+  } catch (error) {
+    messages.append(notice('error', problemLines(error)));
+    return false;
+  } finally {
+    button.disabled = false;
+  }
+}
+
+// ---- create ----------------------------------------------------------------------------------
+
+function showCreate() {
+  selectedId = null;
+  renderList();
+  const messages = h('div', { class: 'messages' });
+  const name = h('input', { name: 'name', maxlength: 256, required: true, id: 'new-user-name' });
+  const email = h('input', { name: 'email', type: 'email', maxlength: 256, id: 'new-user-email' });
+  const role = roleInput(roles?.[0]?.id);
+  const active = h('input', { type: 'checkbox', checked: true, id: 'new-user-active' });
+  const passwords = passwordFields('new-user');
+  const save = h('button', { type: 'submit', class: 'primary', id: 'create-user' }, 'Create user');
+  const form = h(
+    'form',
+    { class: 'card', novalidate: true },
+    h('h2', {}, 'New user'),
+    messages,
+    h('div', { class: 'row' }, field('User name', name), field('Email', email)),
+    h('div', { class: 'row' }, field('Role', role), h('label', { class: 'check inline' }, active, ' Active')),
+    passwords.element,
+    h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => showPlaceholder() }, 'Cancel')),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const problems = [...(name.value.trim() ? [] : ['Enter a user name.']), ...passwords.problems()];
+    if (problems.length > 0) return clear(messages).append(notice('error', problems));
+    let created;
+    const ok = await act(save, messages, async () => {
+      const body = {
+        name: name.value.trim(),
+        roleRegistryId: Number(role.value),
+        active: active.checked,
+        ...(await passwords.body(name.value.trim())),
+      };
+      if (email.value.trim()) body.email = email.value.trim();
+      created = (await api('POST', '/api/UserRegistry', body)).json;
+    });
+    if (ok) {
+      await loadUsers();
+      if (created?.id !== undefined) select(created.id, 'User created.');
+    }
+  });
+  clear(detail).append(form);
+  name.focus();
+}
+
+function showPlaceholder() {
+  clear(detail).append(h('section', { class: 'card placeholder' }, h('p', { class: 'muted' }, 'Select a user to see their details, sessions and API keys.')));
+}
+
+// ---- one user ---------------------------------------------------------------------------------
+
+async function select(id, message) {
+  selectedId = id;
+  renderList();
+  let user = users.find((u) => u.id === id);
+  try {
+    user = (await api('GET', `/api/UserRegistry/${encodeURIComponent(id)}`)).json ?? user;
+  } catch (error) {
+    if (!user) return clear(detail).append(notice('error', problemLines(error)));
+  }
+  renderUser(user, message);
+}
+
+function renderUser(user, message) {
+  const id = encodeURIComponent(user.id);
+  const messages = h('div', { class: 'messages', id: 'user-messages' });
+  if (message) messages.append(notice('success', message));
+
+  const refresh = async (text) => {
+    await loadUsers();
+    await select(user.id, text);
+  };
+
+  // Header with the state changes.
+  const unlock = h('button', { type: 'button', id: 'unlock-user', hidden: !isLocked(user) }, 'Unlock');
+  unlock.addEventListener('click', async () => {
+    if (await act(unlock, messages, () => api('PUT', `/api/UserRegistry/${id}`, { passwordLocked: false }))) await refresh('The account is unlocked.');
+  });
+  const toggle = h('button', { type: 'button', id: 'toggle-active' }, isActive(user) ? 'Deactivate' : 'Activate');
+  toggle.addEventListener('click', async () => {
+    if (isActive(user) && !confirm(`Deactivate ${user.name}? Their sessions end at once.`)) return;
+    if (await act(toggle, messages, () => api('PUT', `/api/UserRegistry/${id}`, { active: !isActive(user) }))) {
+      await refresh(isActive(user) ? 'The user is deactivated.' : 'The user is active again.');
+    }
+  });
+  const revoke = h('button', { type: 'button', class: 'danger', id: 'revoke-sessions' }, 'Revoke sessions');
+  revoke.addEventListener('click', async () => {
+    if (!confirm(`End every session of ${user.name}? They will have to sign in again. API keys keep working.`)) return;
+    await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`);
+  });
+
+  const remove = h('button', { type: 'button', class: 'danger', id: 'delete-user' }, 'Delete');
+  remove.addEventListener('click', async () => {
+    if (!confirm(`Delete ${user.name}? Their sessions end at once and they can no longer sign in. Their sign-in history stays.`)) return;
+    if (await act(remove, messages, () => api('DELETE', `/api/UserRegistry/${id}`))) {
+      selectedId = null;
+      await loadUsers();
+      showPlaceholder();
+      detail.prepend(notice('success', `${user.name} is deleted.`));
+    }
+  });
+
+  const head = h(
+    'section',
+    { class: 'card' },
+    h('div', { class: 'card-head' }, h('h2', { id: 'user-name' }, user.name), h('div', { class: 'badges' }, badges(user))),
+    h(
+      'dl',
+      { class: 'facts' },
+      h('div', {}, h('dt', {}, 'Last sign-in'), h('dd', {}, formatDate(user.lastLoginDate) || 'Never')),
+      h('div', {}, h('dt', {}, 'Password expires'), h('dd', {}, formatDate(user.passwordExpiryDate) || '—')),
+      h('div', {}, h('dt', {}, 'Wire password hash'), h('dd', {}, user.wirePasswordHash ? 'Yes' : 'No')),
+      h('div', {}, h('dt', {}, 'Created'), h('dd', {}, [formatDate(user.createdDate), user.createdUser ? ` by ${user.createdUser}` : ''].join(''))),
+    ),
+    messages,
+    h('div', { class: 'actions' }, unlock, toggle, revoke, remove),
+  );
+
+  // Details.
+  const detailMessages = h('div', { class: 'messages' });
+  const email = h('input', { type: 'email', maxlength: 256, value: user.email ?? '', id: 'edit-email' });
+  const role = roleInput(user.roleRegistryId);
+  const saveDetails = h('button', { type: 'submit', class: 'primary', id: 'save-user' }, 'Save');
+  const detailsForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Details'), detailMessages, h('div', { class: 'row' }, field('Email', email), field('Role', role)), h('div', { class: 'actions' }, saveDetails));
+  detailsForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const body = { email: email.value.trim() || null };
+    if (role.value) body.roleRegistryId = Number(role.value);
+    if (await act(saveDetails, detailMessages, () => api('PUT', `/api/UserRegistry/${id}`, body))) await refresh('The details are saved.');
+  });
+
+  // Reset password.
+  const resetMessages = h('div', { class: 'messages' });
+  const passwords = passwordFields('reset');
+  const resetButton = h('button', { type: 'submit', class: 'primary', id: 'reset-password-submit' }, 'Reset password');
+  const resetForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Reset password'), resetMessages, passwords.element, h('div', { class: 'actions' }, resetButton));
+  resetForm.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const problems = passwords.problems();
+    if (problems.length > 0) return clear(resetMessages).append(notice('error', problems));
+    const ok = await act(resetButton, resetMessages, async () => api('POST', `/api/UserRegistry/${id}/Password`, await passwords.body(user.name)), 'The password is reset and the user’s sessions have ended.');
+    if (ok) passwords.reset();
+  });
+
+  clear(detail).append(head, detailsForm, apiKeys(user), resetForm);
+}
+
+// ---- API keys ---------------------------------------------------------------------------------
+
+function apiKeys(user) {
+  const id = encodeURIComponent(user.id);
+  const messages = h('div', { class: 'messages', id: 'api-key-messages' });
+  const listHolderKeys = h('div', { class: 'table-holder' });
+  const generate = h('button', { type: 'button', class: 'primary', id: 'generate-api-key' }, 'Generate API key');
+  const formHolder = h('div');
+  const card = h('section', { class: 'card', id: 'api-keys' }, h('div', { class: 'card-head' }, h('h2', {}, 'API keys'), generate), messages, formHolder, listHolderKeys);
+
+  async function loadKeys() {
+    try {
+      const { json } = await api('GET', `/api/UserRegistry/${id}/ApiKey`);
+      renderKeys(Array.isArray(json) ? json : []);
+    } catch (error) {
+      clear(listHolderKeys).append(notice('error', problemLines(error)));
+    }
+  }
+
+  function renderKeys(keys) {
+    clear(listHolderKeys).append(
+      h(
+        'table',
+        { class: 'grid', id: 'api-key-list' },
+        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
+        h(
+          'tbody',
+          {},
+          keys.length === 0
+            ? h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No API keys.'))
+            : keys.map((key) => {
+                const revoke = h('button', { type: 'button', class: 'danger small revoke-key' }, 'Revoke');
+                revoke.addEventListener('click', async () => {
+                  if (!confirm(`Revoke the API key "${key.name}" (${key.apiKeyDisplay}…)? Integrations using it stop working at once.`)) return;
+                  if (await act(revoke, messages, () => api('DELETE', `/api/UserRegistry/${id}/ApiKey/${encodeURIComponent(key.id)}`), `The key ${key.apiKeyDisplay}… is revoked.`)) await loadKeys();
+                });
+                return h(
+                  'tr',
+                  { 'data-key-id': key.id, 'data-key-display': key.apiKeyDisplay },
+                  h('td', { class: 'nowrap' }, h('code', {}, `${key.apiKeyDisplay}…`)),
+                  // The description sits under the name so the row fits the card without scrolling.
+                  h('td', {}, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
+                  h('td', { class: 'nowrap' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
+                  h('td', { class: 'nowrap' }, formatDate(key.lastUsedDate) || 'Never'),
+                  h('td', {}, revoke),
+                );
+              }),
+        ),
+      ),
+    );
+  }
+
+  generate.addEventListener('click', () => {
+    clear(messages);
+    const name = h('input', { id: 'api-key-name', maxlength: 256, required: true });
+    const description = h('input', { id: 'api-key-description', maxlength: 1024 });
+    const save = h('button', { type: 'submit', class: 'primary', id: 'save-api-key' }, 'Save');
+    const form = h(
+      'form',
+      { class: 'inset', novalidate: true },
+      h('div', { class: 'row' }, field('Name', name), field('Description (optional)', description)),
+      h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => clear(formHolder) }, 'Cancel')),
+    );
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      if (!name.value.trim()) return clear(messages).append(notice('error', 'Enter a name for the key.'));
+      let created;
+      const ok = await act(save, messages, async () => {
+        const body = { name: name.value.trim() };
+        if (description.value.trim()) body.description = description.value.trim();
+        created = (await api('POST', `/api/UserRegistry/${id}/ApiKey`, body)).json;
+      });
+      if (ok) {
+        clear(formHolder).append(showOnce(created));
+        await loadKeys();
+      }
+    });
+    clear(formHolder).append(form);
+    name.focus();
+  });
+
+  void loadKeys();
+  return card;
+}
+
+/** The clear value of a new key, this once, with a copy button. */
+function showOnce(created) {
+  const value = h('input', { id: 'api-key-value', readonly: true, value: created.apiKey, class: 'mono', 'aria-label': 'API key', spellcheck: 'false' });
+  const status = h('span', { class: 'muted small', id: 'copy-status', 'aria-live': 'polite' });
+  const copy = h('button', { type: 'button', id: 'copy-api-key' }, 'Copy');
+  copy.addEventListener('click', async () => {
+    value.select();
+    try {
+      await navigator.clipboard.writeText(value.value);
+      status.textContent = 'Copied.';
+    } catch {
+      status.textContent = document.execCommand('copy') ? 'Copied.' : 'Select the key and copy it.';
+    }
+  });
+  const box = h(
+    'div',
+    { class: 'key-once', 'data-testid': 'api-key-once' },
+    notice('warning', `Copy the key "${created.name}" now. It will not be shown again: only its first eight characters are kept.`),
+    h('div', { class: 'copy-row' }, value, copy, status),
+    h('div', { class: 'actions' }, h('button', { type: 'button', onclick: (e) => e.target.closest('.key-once').remove() }, 'I have copied it')),
+  );
+  queueMicrotask(() => value.select());
+  return box;
+}
+
+await loadRoles();
+await loadUsers();
+const wanted = new URLSearchParams(location.search).get('user');
+const preselect = wanted ? users.find((u) => String(u.name).toLowerCase() === wanted.toLowerCase()) : null;
+if (preselect) await select(preselect.id);
+byId('content').dataset.ready = 'true';
