@@ -103,7 +103,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
       RemoteIp: '127.0.0.1',
       LocalIp: '127.0.0.1',
       UserAgent: 'Leaving/1.0',
-      CutByUser: null,
+      CutByUser: 'leaving',
     });
     expect(added[0].SessionStartDate!.getTime()).toBe(signedInAt);
     expect(added[0].CreatedDate.getTime()).toBe(t.clock.nowMs());

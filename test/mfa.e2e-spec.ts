@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DEFAULT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -64,17 +65,20 @@ describe('second factor with the bundled mock (contract 7)', () => {
 
   describe('password sign-in with the second factor', () => {
     it('asks for the passcode (202, no cookie), then signs in with the right one', async () => {
-      await insertUser(t, { name: 'alice', password: STRONG });
+      const user = await insertUser(t, { name: 'alice', password: STRONG });
       const browser = new Browser(t.url);
       const first = await signIn(browser, 'alice');
       expect(first.status).toBe(202);
       expect(first.json).toEqual({ mfaRequired: true });
       expect(first.setCookies).toEqual([]);
       expect(await logins('alice')).toEqual([]);
+      expect(await sessionRowsOf(t, user.id)).toEqual([]);
 
       const second = await signIn(browser, 'alice', PASSCODE);
       expect(second.status).toBe(200);
       expect(typeof second.json.token).toBe('string');
+      expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, 1, t.clock.nowMs()));
+      expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
       expect(browser.cookies.has('authentication-jwt')).toBe(true);
       expect(await logins('alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: 1 })]);
       expect((await browser.get('/api/Authentication/Session')).json).toMatchObject({ userName: 'alice' });

@@ -96,6 +96,41 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
     await onB.ended;
   });
 
+  it('one session ended on one node: its streams on the other close within a second, the user\'s other session stays', async () => {
+    const user = await insertUser(a, { name: 'two-sessions-across', password: STRONG });
+    const signIn = async (node: TestApp) => {
+      const browser = new Browser(node.url);
+      const res = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'two-sessions-across', password: STRONG });
+      expect(res.status).toBe(200);
+      clock.advance(1000);
+      return { browser, sid: (JSON.parse(Buffer.from(res.json.token.split('.')[1], 'base64url').toString()) as { sid: string }).sid };
+    };
+    const ended = await signIn(b);
+    const kept = await signIn(a);
+    const cookieOf = (browser: Browser) => [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    const endedOnB = await openStream(`${b.url}/api/Watcher/Stream`, { cookie: cookieOf(ended.browser) });
+    const keptOnB = await openStream(`${b.url}/api/ServiceChange/Stream`, { cookie: cookieOf(kept.browser) });
+    await endedOnB.waitFor((text) => text.length > 0);
+    await keptOnB.waitFor((text) => text.length > 0);
+
+    // Ended on node A by the user's other session; node B hears of it over Redis.
+    expect((await kept.browser.delete(`/api/Authentication/Sessions/${ended.sid}`)).status).toBe(204);
+    const closedWithin = await Promise.race([
+      endedOnB.ended.then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1000).unref()),
+    ]);
+    expect(closedWithin).toBe(true);
+    expect(keptOnB.isEnded()).toBe(false);
+    // Refused on both nodes, while the other session goes on on both.
+    expect((await new Browser(b.url).get('/api/Authentication/Session', { cookie: cookieOf(ended.browser) })).status).toBe(401);
+    expect((await new Browser(a.url).get('/api/Authentication/Session', { cookie: cookieOf(ended.browser) })).status).toBe(401);
+    expect((await new Browser(b.url).get('/api/Authentication/Session', { cookie: cookieOf(kept.browser) })).status).toBe(200);
+    const [row] = await a.db.query<{ EndReasonId: number; EndedByUser: string }>(`SELECT * FROM "UserSession" WHERE "Id" = $1`, [ended.sid]);
+    expect(row).toMatchObject({ EndReasonId: 4, EndedByUser: 'two-sessions-across' });
+    void user;
+    keptOnB.abort();
+  });
+
   it('relays bus events published on one node to the streams of the other', async () => {
     const user = await insertUser(a, { name: 'watching-across', password: STRONG });
     const key = await createKey(a, adminA, user.id);

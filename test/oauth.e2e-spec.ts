@@ -2,6 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { OidcProvider, startOidcProvider } from './helpers/oidc-provider';
 import { insertUser } from './helpers/users';
+import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 
 /**
  * OpenID Connect sign-in (contract 8 and 12) against a real OpenID provider (oidc-provider) on
@@ -129,7 +130,7 @@ describe('the start of a flow', () => {
 
 describe('successful sign-in by form_post', () => {
   it('signs the matched user in: cookies, a type 3 row, then 302 to the local return URL', async () => {
-    await insertUser(formPost, { name: 'Alice' });
+    const user = await insertUser(formPost, { name: 'Alice' });
     idp.accounts.set('sub-alice', { preferred_username: 'alice', email: 'someone-else@example.com' });
     const f = await flow(formPost, 'sub-alice', { returnUrl: '/Administration/Security/UserLogin?take=5' });
     expect(f.callback.status).toBe(302);
@@ -137,6 +138,10 @@ describe('successful sign-in by form_post', () => {
     const names = f.callback.setCookies.map((line) => parseSetCookie(line).name);
     expect(names).toEqual(expect.arrayContaining(['authentication-jwt', 'authentication-expiry']));
     expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'Alice', Failed: false, FailureTypeId: null, AuthenticationTypeId: 3 });
+    // The session row of contract 14, named by the cookie token's sid.
+    const token = f.callback.setCookies.map(parseSetCookie).find((c) => c.name === 'authentication-jwt')!.value;
+    expect(await sessionRowOf(formPost, token)).toMatchObject(openSessionOf(user, 3, formPost.clock.nowMs()));
+    expect(await sessionRowsOf(formPost, user.id)).toHaveLength(1);
     const session = await f.browser.get('/api/Authentication/Session');
     expect(session.json).toMatchObject({ userName: 'Alice', authenticationType: 'Cookie' });
   });

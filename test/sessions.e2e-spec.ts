@@ -33,6 +33,8 @@ describe('sessions and tokens (contract 4)', () => {
     expect(claims.header).toMatchObject({ alg: 'HS256', typ: 'JWT' });
     const payload = claims.payload as Record<string, unknown>;
     expect(payload).toMatchObject({ sub: String(id), name: 'claims', sst: t.clock.nowMs(), iss: 'transaction-monitoring', aud: 'transaction-monitoring' });
+    // The session's row (contract 14), named by a random UUID.
+    expect(payload.sid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(payload.exp).toBe(Math.floor((t.clock.nowMs() + 15 * 60_000) / 1000));
     const res = await bearer(token);
     expect(res.status).toBe(200);
@@ -113,6 +115,7 @@ describe('sessions and tokens (contract 4)', () => {
       const renewed = res.setCookies.map(parseSetCookie).find((c) => c.name === 'authentication-jwt')!;
       expect(renewed.value).not.toBe(last);
       expect((jwt.decode(renewed.value) as { sst: number }).sst).toBe(sst);
+      expect((jwt.decode(renewed.value) as { sid: string }).sid).toBe((jwt.decode(token) as { sid: string }).sid);
       expect(res.json.sessionStartDate).toBe(new Date(sst).toISOString());
       last = renewed.value;
     }
@@ -132,6 +135,7 @@ describe('sessions and tokens (contract 4)', () => {
         sub: (jwt.decode(token) as { sub: string }).sub,
         name: 'absolute',
         sst,
+        sid: (jwt.decode(token) as { sid: string }).sid,
         iat: Math.floor(sst / 1000),
         nbf: Math.floor(sst / 1000),
         exp: Math.floor(sst / 1000) + 13 * 3600,

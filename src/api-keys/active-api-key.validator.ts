@@ -103,6 +103,6 @@ export class ActiveApiKeyValidator extends ApiKeyValidator implements OnModuleDe
     // The key names its user; a row that points elsewhere is not this key's.
     if (state.name.toLowerCase() !== claimed.userName.toLowerCase()) throw unauthorized(KEY_NOT_FOUND);
     this.usage.touch(entry.keyId);
-    return principalOf(state, { authenticationType: 'ApiKey', sessionStartDate: null, expiration: null, apiKeyDisplay: entry.display });
+    return principalOf(state, { authenticationType: 'ApiKey', sessionStartDate: null, sessionId: null, expiration: null, apiKeyDisplay: entry.display });
   }
 }

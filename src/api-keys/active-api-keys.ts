@@ -1,10 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
 import { EventEmitter } from 'node:events';
-import { DataSource } from 'typeorm';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /** What the set knows of an active key; the user's state is still read per request. */
 export interface ActiveKey {
@@ -18,10 +17,6 @@ export const ACTIVE_KEYS_RELOAD_MS = 60_000;
 /** After a failed reload, requests do not retry it before this. */
 const RELOAD_RETRY_MS = 5_000;
 const HASH = /^[0-9a-f]{64}$/;
-
-const SELECT_ACTIVE = `
-  SELECT "Id" AS "keyId", "UserRegistryId" AS "userRegistryId", "ApiKey" AS hash, "ApiKeyDisplay" AS display
-    FROM "UserRegistryApiKey" WHERE NOT "Deleted"`;
 
 /**
  * The in-memory set of active API keys of this node, keyed by the SHA-256 of the key (contract 5).
@@ -47,7 +42,7 @@ export class ActiveApiKeys implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apiKeys: UserRegistryApiKeyRepository,
     private readonly bus: Bus,
     private readonly clock: Clock,
   ) {}
@@ -121,10 +116,10 @@ export class ActiveApiKeys implements OnApplicationBootstrap, OnModuleDestroy {
     const startedAt = this.clock.nowMs();
     const sequenceAtStart = this.sequence;
     try {
-      const rows: Array<ActiveKey & { hash: string }> = await this.dataSource.query(SELECT_ACTIVE);
+      const rows = await this.apiKeys.findActive();
       const keys = new Map<string, ActiveKey>();
       for (const row of rows) {
-        const hash = row.hash.trim();
+        const hash = row.hash;
         if ((this.removals.get(hash) ?? 0) > sequenceAtStart) continue;
         keys.set(hash, { keyId: row.keyId, userRegistryId: row.userRegistryId, display: row.display });
       }
@@ -146,8 +141,7 @@ export class ActiveApiKeys implements OnApplicationBootstrap, OnModuleDestroy {
     if (!HASH.test(hash) || this.keys.has(hash)) return;
     const sequenceAtStart = this.sequence;
     try {
-      const rows: Array<ActiveKey & { hash: string }> = await this.dataSource.query(`${SELECT_ACTIVE} AND "ApiKey" = $1`, [hash]);
-      const row = rows[0];
+      const row = await this.apiKeys.findActiveByHash(hash);
       if (!row || (this.removals.get(hash) ?? 0) > sequenceAtStart) return;
       this.keys.set(hash, { keyId: row.keyId, userRegistryId: row.userRegistryId, display: row.display });
     } catch (error) {

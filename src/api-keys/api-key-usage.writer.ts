@@ -1,8 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
 import { Interval } from '@nestjs/schedule';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /** A key's LastUsedDate is written at most this often (contract 5). */
 export const LAST_USED_PERIOD_MS = 60_000;
@@ -21,7 +20,7 @@ export class ApiKeyUsageWriter implements OnApplicationShutdown {
   private flushing: Promise<void> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly apiKeys: UserRegistryApiKeyRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -61,12 +60,7 @@ export class ApiKeyUsageWriter implements OnApplicationShutdown {
     const ids = [...batch.keys()];
     const dates = ids.map((id) => batch.get(id)!);
     try {
-      await this.dataSource.query(
-        `UPDATE "UserRegistryApiKey" k SET "LastUsedDate" = u.used
-           FROM unnest($1::int[], $2::timestamptz[]) AS u(id, used)
-          WHERE k."Id" = u.id AND (k."LastUsedDate" IS NULL OR k."LastUsedDate" < u.used)`,
-        [ids, dates],
-      );
+      await this.apiKeys.recordLastUsed(ids, dates);
     } catch (error) {
       for (const [id, date] of batch) if (!this.pending.has(id)) this.pending.set(id, date);
       this.logger.warn(`could not record API key use, retrying: ${(error as Error).message}`);

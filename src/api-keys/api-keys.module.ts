@@ -1,4 +1,5 @@
 import { Global, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { UsersModule } from '../users/users.module';
 import { ApiKeyValidator } from '../auth/api-key.validator';
 import { ActiveApiKeyValidator } from './active-api-key.validator';
@@ -6,7 +7,9 @@ import { ActiveApiKeys } from './active-api-keys';
 import { ApiKeyUsageWriter } from './api-key-usage.writer';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeys } from './api-keys.service';
-import { TargetUsers } from './target-users';
+import { TargetUsers } from '../users/target-users';
+import { UserRegistryApiKey } from './user-registry-api-key.entity';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /**
  * API keys: generation, the in-memory set of active keys shared across nodes through the bus, and
@@ -15,14 +18,17 @@ import { TargetUsers } from './target-users';
  */
 @Global()
 @Module({
-  imports: [UsersModule],
+  imports: [TypeOrmModule.forFeature([UserRegistryApiKey]), UsersModule],
   controllers: [ApiKeysController],
   providers: [
+    UserRegistryApiKeyRepository,
     ActiveApiKeys,
     ApiKeyUsageWriter,
     ActiveApiKeyValidator,
     { provide: ApiKeyValidator, useExisting: ActiveApiKeyValidator },
     ApiKeys,
+    // users/ owns it; provided by this global module because sessions/ needs it too and UsersModule
+    // imports SessionsModule (a cycle otherwise).
     TargetUsers,
   ],
   exports: [ApiKeyValidator, ActiveApiKeys, TargetUsers],

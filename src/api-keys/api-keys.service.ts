@@ -1,6 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
@@ -12,17 +10,8 @@ import { ServiceChangePublisher } from '../users/service-change.publisher';
 import { ActiveApiKeys } from './active-api-keys';
 import { generateApiKey } from './api-key.format';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from './api-keys.dto';
-import { TargetUsers } from './target-users';
-
-interface ApiKeyRow {
-  id: number;
-  name: string;
-  description: string | null;
-  apiKeyDisplay: string;
-  createdDate: Date;
-  createdUser: string | null;
-  lastUsedDate: Date | null;
-}
+import { TargetUsers } from '../users/target-users';
+import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /**
  * API keys of a user (contract 5): generate (the clear value leaves this service once, in the
@@ -35,7 +24,7 @@ export class ApiKeys {
   private readonly logger = new Logger('ApiKeys');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly keys: UserRegistryApiKeyRepository,
     private readonly targets: TargetUsers,
     private readonly active: ActiveApiKeys,
     private readonly bus: Bus,
@@ -53,17 +42,21 @@ export class ApiKeys {
     refuseEscalation(caller, user.permissions, 'create an API key for this user');
     const generated = generateApiKey(user.name, this.settings.apiHmacKey);
     const createdDate = this.clock.now();
-    const [row]: Array<{ id: number }> = await this.dataSource.query(
-      `INSERT INTO "UserRegistryApiKey" ("UserRegistryId", "Name", "Description", "ApiKey", "ApiKeyDisplay", "CreatedDate", "CreatedUser")
-       VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING "Id" AS id`,
-      [user.id, name, description, generated.hash, generated.display, createdDate, boundText(caller.userName, 256)],
-    );
-    this.active.add(generated.hash, { keyId: row.id, userRegistryId: user.id, display: generated.display });
+    const id = await this.keys.create({
+      userRegistryId: user.id,
+      name,
+      description,
+      apiKey: generated.hash,
+      apiKeyDisplay: generated.display,
+      createdDate,
+      createdUser: boundText(caller.userName, 256),
+    });
+    this.active.add(generated.hash, { keyId: id, userRegistryId: user.id, display: generated.display });
     await this.announce(CHANNELS.apiKeySet, generated.hash);
-    await this.changes.publish('UserRegistryApiKey', row.id, 'created');
-    this.logger.log(`API key ${generated.display} (id ${row.id}) created for user ${user.id} by ${caller.userName}`);
+    await this.changes.publish('UserRegistryApiKey', id, 'created');
+    this.logger.log(`API key ${generated.display} (id ${id}) created for user ${user.id} by ${caller.userName}`);
     return {
-      id: row.id,
+      id,
       name,
       description,
       apiKey: generated.key,
@@ -72,14 +65,13 @@ export class ApiKeys {
     };
   }
 
-  async list(caller: Principal, userRegistryId: number): Promise<ApiKeyDto[]> {
+  /**
+   * The user's keys. By default only active ones, exactly as contract 5 answers; with
+   * `includeRevoked` the revoked ones follow as history, each with when and by whom it was revoked.
+   */
+  async list(caller: Principal, userRegistryId: number, options: { includeRevoked?: boolean } = {}): Promise<ApiKeyDto[]> {
     const user = await this.targets.find(caller, userRegistryId);
-    const rows: ApiKeyRow[] = await this.dataSource.query(
-      `SELECT "Id" AS id, "Name" AS name, "Description" AS description, "ApiKeyDisplay" AS "apiKeyDisplay",
-              "CreatedDate" AS "createdDate", "CreatedUser" AS "createdUser", "LastUsedDate" AS "lastUsedDate"
-         FROM "UserRegistryApiKey" WHERE "UserRegistryId" = $1 AND NOT "Deleted" ORDER BY "Id"`,
-      [user.id],
-    );
+    const rows = options.includeRevoked ? await this.keys.findByUser(user.id) : await this.keys.findActiveByUser(user.id);
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -88,6 +80,9 @@ export class ApiKeys {
       createdDate: r.createdDate.toISOString(),
       createdUser: r.createdUser,
       lastUsedDate: r.lastUsedDate?.toISOString() ?? null,
+      ...(options.includeRevoked
+        ? { revoked: r.deleted, revokedDate: r.deletedDate?.toISOString() ?? null, revokedBy: r.deletedUser }
+        : {}),
     }));
   }
 
@@ -98,22 +93,11 @@ export class ApiKeys {
   async revoke(caller: Principal, userRegistryId: number, keyId: number): Promise<void> {
     const user = await this.targets.find(caller, userRegistryId);
     if (!Number.isSafeInteger(keyId) || keyId < 1 || keyId > 2_147_483_647) throw notFound();
-    // One statement, so the other nodes hear of it as soon as possible: the key row, revoked if active.
-    const rows: Array<{ hash: string; display: string; changed: boolean }> = await this.dataSource.query(
-      `WITH key AS (
-         SELECT "Id", "ApiKey", "ApiKeyDisplay", "Deleted" FROM "UserRegistryApiKey"
-          WHERE "Id" = $1 AND "UserRegistryId" = $2 FOR UPDATE),
-       revoked AS (
-         UPDATE "UserRegistryApiKey" k SET "Deleted" = true, "DeletedDate" = $3, "DeletedUser" = $4
-           FROM key WHERE k."Id" = key."Id" AND NOT key."Deleted" RETURNING k."Id")
-       SELECT key."ApiKey" AS hash, key."ApiKeyDisplay" AS display, EXISTS (SELECT 1 FROM revoked) AS changed FROM key`,
-      [keyId, user.id, this.clock.now(), boundText(caller.userName, 256)],
-    );
-    const key = rows[0];
+    const key = await this.keys.revoke(keyId, user.id, this.clock.now(), boundText(caller.userName, 256));
     if (!key) throw notFound();
     // Announced again on a repeat, in case the first message was lost.
-    this.active.remove(key.hash.trim());
-    await this.announce(CHANNELS.apiKeyRemove, key.hash.trim());
+    this.active.remove(key.hash);
+    await this.announce(CHANNELS.apiKeyRemove, key.hash);
     if (key.changed) {
       this.logger.log(`API key ${key.display} (id ${keyId}) of user ${user.id} revoked by ${caller.userName}`);
       await this.changes.publish('UserRegistryApiKey', keyId, 'deleted');

@@ -45,6 +45,8 @@ export enum LogoutReasonId {
   UserLogout = 1,
   AdministratorRevoked = 2,
   PasswordChanged = 3,
+  /** One session ended on its own, by its user or an administrator (contract 14). */
+  SessionEnded = 4,
 }
 
 /** OutcomeId of UserLogout (service.md 2.4). */
@@ -58,6 +60,7 @@ export const LOGOUT_REASON_NAMES: Record<number, string> = {
   1: 'The user logged out',
   2: 'An administrator revoked the sessions',
   3: 'A password change revoked the sessions',
+  4: 'One session was ended',
 };
 
 export const LOGOUT_OUTCOME_NAMES: Record<number, string> = {

@@ -1,9 +1,11 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { UsersModule } from '../users/users.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
+import { SessionActivityWriter } from './session-activity.writer';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
@@ -13,14 +15,17 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
+  // The guard's per-request read lives in the UserRegistry repository.
+  imports: [UsersModule],
   providers: [
     TokenService,
     SessionCookies,
     UserStateReader,
+    SessionActivityWriter,
     JwtStrategy,
     Authenticator,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, Authenticator],
+  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator],
 })
 export class AuthModule {}

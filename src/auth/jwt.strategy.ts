@@ -4,6 +4,7 @@ import type { Algorithm } from 'jsonwebtoken';
 import { Strategy } from 'passport-jwt';
 import { serviceUnavailable, unauthorized } from '../common/problem';
 import { AuthenticationType, Principal } from './principal';
+import { SessionActivityWriter } from './session-activity.writer';
 import { TokenService } from './token.service';
 import { mayAuthenticate, principalOf, UserStateReader } from './user-state.reader';
 
@@ -22,8 +23,9 @@ interface StrategyAttempt {
 
 /**
  * passport-jwt verifies the signature (HS256 only, issuer, audience) with a KeyObject secret; this
- * validate step then checks times against the injected Clock and reads the user row (every request,
- * fail closed): TokensValidFrom, absolute lifetime, Active, Password Locked, deleted.
+ * validate step then checks times against the injected Clock and reads the user row with the token's
+ * session (every request, one batched statement, fail closed): TokensValidFrom, absolute lifetime,
+ * Active, Password Locked, deleted, and the session still open.
  */
 @Injectable()
 export class JwtStrategy {
@@ -39,6 +41,7 @@ export class JwtStrategy {
   constructor(
     private readonly tokens: TokenService,
     private readonly users: UserStateReader,
+    private readonly activity: SessionActivityWriter,
   ) {
     const options = tokens.verifyOptions;
     this.strategy = new Strategy(
@@ -80,18 +83,23 @@ export class JwtStrategy {
   async validate(req: CredentialRequest, payload: unknown): Promise<Principal> {
     const claims = this.tokens.checkClaims(payload);
     if (!claims) throw unauthorized();
-    let state;
+    let read;
     try {
-      state = await this.users.read(Number(claims.sub));
+      read = await this.users.readWithSession(Number(claims.sub), claims.sid);
     } catch (error) {
       this.logger.error(`user row read failed, refusing the request: ${(error as Error).message}`);
       throw serviceUnavailable();
     }
+    const { state, session } = read;
     if (!mayAuthenticate(state)) throw unauthorized();
     if (state.tokensValidFrom && claims.sst < state.tokensValidFrom.getTime()) throw unauthorized();
+    // The session must still be open, and be this user's (contract 14).
+    if (!session || session.userRegistryId !== state.id) throw unauthorized();
+    this.activity.seen(session);
     return principalOf(state, {
       authenticationType: req.tmTokenType ?? 'Bearer',
       sessionStartDate: new Date(claims.sst),
+      sessionId: claims.sid,
       expiration: new Date(claims.exp * 1000),
       apiKeyDisplay: null,
     });

@@ -18,6 +18,8 @@ export interface Principal {
   sessionStartDate: Date | null;
   expiration: Date | null;
   absoluteExpiration: Date | null;
+  /** The UserSession of a JWT (its `sid` claim, contract 14); null for API keys, which have no sessions. */
+  sessionId: string | null;
   /** First eight characters of the API key, for audit; null for JWTs. */
   apiKeyDisplay: string | null;
 }

@@ -14,10 +14,21 @@ export interface SessionClaims {
   name: string;
   /** Session start, Unix milliseconds, carried unchanged by every refresh. */
   sst: number;
+  /** The UserSession row of this sign-in (contract 14), carried unchanged by every refresh. */
+  sid: string;
   iat: number;
   nbf: number;
   exp: number;
 }
+
+/** The session a token is issued for: its UserSession id and its start (the `sst` claim). */
+export interface SessionRef {
+  id: string;
+  startMs: number;
+}
+
+/** The canonical text form of the UUIDs the service makes for session ids (crypto.randomUUID). */
+export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export interface IssuedToken {
   token: string;
@@ -52,16 +63,17 @@ export class TokenService {
     };
   }
 
-  /** Issues a token for a session that started at `sessionStartMs` (now for a new sign-in). */
-  issue(user: { id: number; name: string }, sessionStartMs?: number): IssuedToken {
+  /** Issues a token of `session` (a new sign-in's, or the one a refresh keeps). */
+  issue(user: { id: number; name: string }, session: SessionRef): IssuedToken {
     const now = this.clock.nowMs();
-    const sst = sessionStartMs ?? now;
+    const sst = session.startMs;
     const absoluteEnd = sst + this.settings.sessionAbsoluteLifetimeMs;
     const expMs = Math.min(now + TOKEN_LIFETIME_MS, absoluteEnd);
     const claims: SessionClaims & { iss: string; aud: string } = {
       sub: String(user.id),
       name: user.name,
       sst,
+      sid: session.id,
       iat: Math.floor(now / 1000),
       nbf: Math.floor(now / 1000),
       exp: Math.floor(expMs / 1000),
@@ -93,6 +105,8 @@ export class TokenService {
     const p = payload as Partial<SessionClaims>;
     if (typeof p.sub !== 'string' || !/^\d{1,10}$/.test(p.sub)) return null;
     if (typeof p.sst !== 'number' || !Number.isSafeInteger(p.sst)) return null;
+    // Checked here so a malformed id never reaches the batched read (a bad uuid would fail the whole batch).
+    if (typeof p.sid !== 'string' || !SESSION_ID.test(p.sid)) return null;
     if (typeof p.exp !== 'number' || typeof p.nbf !== 'number' || typeof p.iat !== 'number') return null;
     const now = this.clock.nowMs();
     if (p.nbf * 1000 > now + CLOCK_SKEW_MS) return null;

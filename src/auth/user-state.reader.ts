@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { PermissionSpecificationRepository } from '../users/permission-specification.repository';
+import { GuardSessionRow, GuardUserRow, UserRegistryRepository } from '../users/user-registry.repository';
 import type { Principal } from './principal';
 
 /** The user row as the guard needs it on every request. */
@@ -27,7 +26,7 @@ export function mayAuthenticate(state: UserState | null): state is UserState {
 /** The Principal of a user whose credential checked out; the credential-specific members are added. */
 export function principalOf(
   state: UserState,
-  credential: Pick<Principal, 'authenticationType' | 'sessionStartDate' | 'expiration' | 'apiKeyDisplay'>,
+  credential: Pick<Principal, 'authenticationType' | 'sessionStartDate' | 'sessionId' | 'expiration' | 'apiKeyDisplay'>,
 ): Principal {
   return {
     userRegistryId: state.id,
@@ -41,39 +40,20 @@ export function principalOf(
   };
 }
 
-/**
- * One row per user with the role's permissions aggregated by a join; all rows come back in one JSON
- * text cell, which node-postgres hands over unparsed (cheaper than parsing typed columns). A landlord
- * holds every permission specification; that list is read once (it changes only with migrations),
- * which keeps the per-request statement free of sub-selects: measured here, ARRAY(SELECT …) sub-plans
- * cut PostgreSQL's throughput for this statement from ~8000 to ~4800 per second.
- */
-const READ_USERS = `
-  SELECT coalesce(json_agg(x), '[]')::text AS rows FROM (
-    SELECT u."Id" AS id, u."Name" AS name, u."Active" AS active, u."Deleted" AS deleted,
-           u."PasswordLocked" AS "passwordLocked",
-           (extract(epoch FROM u."TokensValidFrom") * 1000)::float8 AS "tokensValidFrom",
-           t."Id" AS "tenantRegistryId", t."Name" AS "tenantName", t."Active" AS "tenantActive", t."Landlord" AS landlord,
-           r."Active" AS "roleActive", array_remove(array_agg(p."PermissionSpecificationId"), NULL) AS permissions
-      FROM "UserRegistry" u
-      JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-      JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
-      LEFT JOIN "RoleRegistryPermission" p ON p."RoleRegistryId" = r."Id"
-     WHERE u."Id" = ANY($1::int[])
-     GROUP BY u."Id", r."Id", t."Id") x`;
+/** An open session as the guard checks it (contract 14). */
+export type OpenSession = GuardSessionRow;
 
-const READ_ALL_PERMISSIONS = `SELECT coalesce(array_agg("Id" ORDER BY "Id"), '{}') AS ids FROM "PermissionSpecification"`;
-
-/** A row as the statement returns it, inside one JSON text cell (cheaper to parse than columns). */
-type UserRow = Omit<UserState, 'permissions' | 'tokensValidFrom'> & {
-  tokensValidFrom: number | null;
-  roleActive: boolean;
-  permissions: number[];
-};
+/** The user row and, when a session id was asked for, that session if it is still open. */
+export interface UserAndSession {
+  state: UserState | null;
+  /** Null when no session was asked for, or it ended, or it never existed. */
+  session: OpenSession | null;
+}
 
 interface Waiter {
   id: number;
-  resolve: (state: UserState | null) => void;
+  sessionId: string | null;
+  resolve: (read: UserAndSession) => void;
   reject: (error: unknown) => void;
 }
 
@@ -87,17 +67,30 @@ interface Waiter {
 export class UserStateReader {
   private pending: Waiter[] = [];
   private scheduled = false;
-  private readonly pool: Pool;
-  /** Every permission specification id, read on first use: what a landlord holds. */
+  /** Every permission specification id, read on first use: what a landlord holds (it changes only with migrations). */
   private allPermissions: Promise<number[]> | null = null;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
+  constructor(
+    private readonly users: UserRegistryRepository,
+    private readonly permissions: PermissionSpecificationRepository,
+  ) {}
+
+  /** The user row alone (API keys have no sessions). */
+  async read(id: number): Promise<UserState | null> {
+    return (await this.enqueue(id, null)).state;
   }
 
-  read(id: number): Promise<UserState | null> {
+  /**
+   * The user row and the open session `sessionId` of a JWT, in the same batched statement. The id
+   * must be a well-formed UUID (TokenService checks it): one malformed id would fail the whole batch.
+   */
+  readWithSession(id: number, sessionId: string): Promise<UserAndSession> {
+    return this.enqueue(id, sessionId);
+  }
+
+  private enqueue(id: number, sessionId: string | null): Promise<UserAndSession> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ id, resolve, reject });
+      this.pending.push({ id, sessionId, resolve, reject });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => this.flush());
@@ -110,11 +103,15 @@ export class UserStateReader {
     this.pending = [];
     this.scheduled = false;
     const ids = [...new Set(batch.map((w) => w.id))];
-    Promise.all([this.landlordPermissions(), this.pool.query<{ rows: string }>({ name: 'tm-user-state', text: READ_USERS, values: [ids] })])
-      .then(([all, result]) => {
-        const rows = JSON.parse(result.rows[0].rows) as UserRow[];
-        const byId = new Map(rows.map((row) => [row.id, this.toState(row, all)]));
-        for (const waiter of batch) waiter.resolve(byId.get(waiter.id) ?? null);
+    const sessionIds = [...new Set(batch.flatMap((w) => (w.sessionId === null ? [] : [w.sessionId])))];
+    Promise.all([this.landlordPermissions(), this.users.readForGuard(ids, sessionIds)])
+      .then(([all, read]) => {
+        const byId = new Map(read.users.map((row) => [row.id, this.toState(row, all)]));
+        const sessions = new Map(read.sessions.map((s) => [s.id, s]));
+        for (const waiter of batch) {
+          const session = waiter.sessionId === null ? null : (sessions.get(waiter.sessionId) ?? null);
+          waiter.resolve({ state: byId.get(waiter.id) ?? null, session });
+        }
       })
       .catch((error: unknown) => {
         for (const waiter of batch) waiter.reject(error);
@@ -122,17 +119,14 @@ export class UserStateReader {
   }
 
   private landlordPermissions(): Promise<number[]> {
-    this.allPermissions ??= this.pool.query<{ ids: number[] }>(READ_ALL_PERMISSIONS).then(
-      (result) => result.rows[0].ids,
-      (error: unknown) => {
-        this.allPermissions = null;
-        throw error;
-      },
-    );
+    this.allPermissions ??= this.permissions.findAllIds().catch((error: unknown) => {
+      this.allPermissions = null;
+      throw error;
+    });
     return this.allPermissions;
   }
 
-  private toState(row: UserRow, all: number[]): UserState {
+  private toState(row: GuardUserRow, all: number[]): UserState {
     const { roleActive, permissions, tokensValidFrom, ...state } = row;
     return {
       ...state,

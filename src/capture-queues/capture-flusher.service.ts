@@ -1,9 +1,16 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, QueryRunner } from 'typeorm';
 import { Clock } from '../common/clock';
 import { boundText } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { Transactions } from '../database/transactions';
+import { OpenTelemetryMetricRepository } from '../telemetry/open-telemetry-metric.repository';
+import { RedisConnectionEventRepository, RedisSentinelEventRepository } from '../telemetry/redis-event.repositories';
+import {
+  ArchiverStagePerformanceCounterRepository,
+  CaseCreationStagePerformanceCounterRepository,
+} from '../telemetry/stage-performance-counter.repositories';
+import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from '../telemetry/warning.repositories';
+import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
 import { CaptureQueues } from './capture-queues.service';
 
 /** Bounds of telemetry text written from pipeline data (names, keys, messages, URLs). */
@@ -26,7 +33,8 @@ const iso = (date: Date) => date.toISOString();
 /**
  * Writes the capture queues to PostgreSQL: every queue's entries, the stage counters that saw
  * activity, and one CaptureQueueHealth row per queue (QueueDepth before the drain, DroppedCount since
- * the previous flush), zeros included, all in one transaction with one multi-row INSERT per table.
+ * the previous flush), zeros included, all in one transaction with one multi-row INSERT per table
+ * (each table's repository; see BulkInsert for why that insert is SQL).
  * If the transaction fails, everything drained goes back into the queues (up to their capacity) and
  * the drop counts are kept, so the next flush writes it. Flushes never overlap: a call made while one
  * runs waits for it and then flushes again.
@@ -38,8 +46,17 @@ export class CaptureFlusher {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
     private readonly queues: CaptureQueues,
+    private readonly modelInvokeWarningRows: ModelInvokeWarningRepository,
+    private readonly caseCreationWarningRows: CaseCreationWarningRepository,
+    private readonly archiverWarningRows: ArchiverWarningRepository,
+    private readonly redisSentinelEventRows: RedisSentinelEventRepository,
+    private readonly redisConnectionEventRows: RedisConnectionEventRepository,
+    private readonly metricRows: OpenTelemetryMetricRepository,
+    private readonly archiverCounterRows: ArchiverStagePerformanceCounterRepository,
+    private readonly caseCreationCounterRows: CaseCreationStagePerformanceCounterRepository,
+    private readonly healthRows: CaptureQueueHealthRepository,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
@@ -74,136 +91,115 @@ export class CaptureFlusher {
       caseCreationCounters: q.caseCreationCounters.drain(),
     };
     const written: Record<string, number> = {};
-    let runner: QueryRunner | null = null;
     try {
-      runner = this.dataSource.createQueryRunner();
-      await runner.connect();
-      await runner.startTransaction();
-      const r = runner;
-      const instance = this.settings.instance;
-      const insert = async (table: string, columns: string[], types: string[], arrays: unknown[][]) => {
-        written[table] = arrays[0]?.length ?? 0;
-        if (written[table] === 0) return;
-        const n = columns.length;
-        await r.query(
-          `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}, "CreatedDate", "Instance")
-           SELECT *, $${n + 1}::timestamptz, $${n + 2}::text
-             FROM unnest(${types.map((t, i) => `$${i + 1}::${t}[]`).join(', ')})`,
-          [...arrays, createdDate, instance],
+      await this.transactions.run(async (tx) => {
+        const stamp = { createdDate, instance: this.settings.instance };
+        const mw = drained.modelInvokeWarnings;
+        written[this.modelInvokeWarningRows.tableName] = await this.modelInvokeWarningRows.insertMany(
+          tx,
+          {
+            occurredDate: mw.map((e) => iso(e.occurredDate)),
+            entityAnalysisModelGuid: mw.map((e) => e.modelGuid),
+            entityAnalysisModelName: mw.map((e) => boundText(e.modelName, TEXT.name)),
+            entityAnalysisModelInstanceEntryGuid: mw.map((e) => e.entryGuid),
+            message: mw.map((e) => boundText(e.message, TEXT.message)),
+            elapsedMicroseconds: mw.map((e) => micro(e.elapsedMicroseconds)),
+            sinceLastEntryMicroseconds: mw.map((e) => micro(e.sinceLastEntryMicroseconds)),
+          },
+          stamp,
         );
-      };
-
-      const mw = drained.modelInvokeWarnings;
-      await insert(
-        'ModelInvokeWarning',
-        ['OccurredDate', 'EntityAnalysisModelGuid', 'EntityAnalysisModelName', 'EntityAnalysisModelInstanceEntryGuid', 'Message', 'ElapsedMicroseconds', 'SinceLastEntryMicroseconds'],
-        ['timestamptz', 'uuid', 'text', 'uuid', 'text', 'bigint', 'bigint'],
-        [
-          mw.map((e) => iso(e.occurredDate)),
-          mw.map((e) => e.modelGuid),
-          mw.map((e) => boundText(e.modelName, TEXT.name)),
-          mw.map((e) => e.entryGuid),
-          mw.map((e) => boundText(e.message, TEXT.message)),
-          mw.map((e) => micro(e.elapsedMicroseconds)),
-          mw.map((e) => micro(e.sinceLastEntryMicroseconds)),
-        ],
-      );
-      const cw = drained.caseCreationWarnings;
-      await insert(
-        'CaseCreationWarning',
-        ['OccurredDate', 'CaseWorkflowGuid', 'CaseWorkflowName', 'CaseKey', 'CaseKeyValue', 'StageId', 'Destination', 'DurationMicroseconds'],
-        ['timestamptz', 'uuid', 'text', 'text', 'text', 'smallint', 'text', 'bigint'],
-        [
-          cw.map((e) => iso(e.occurredDate)),
-          cw.map((e) => e.caseWorkflowGuid),
-          cw.map((e) => boundText(e.caseWorkflowName, TEXT.name)),
-          cw.map((e) => boundText(e.caseKey, TEXT.name)),
-          cw.map((e) => boundText(e.caseKeyValue, TEXT.key)),
-          cw.map((e) => e.stageId),
-          cw.map((e) => boundText(e.destination, TEXT.url)),
-          cw.map((e) => micro(e.durationMicroseconds)),
-        ],
-      );
-      const aw = drained.archiverWarnings;
-      await insert(
-        'ArchiverWarning',
-        ['OccurredDate', 'EntityAnalysisModelGuid', 'EntityAnalysisModelName', 'EntityAnalysisModelInstanceEntryGuid', 'StageId', 'DurationMicroseconds'],
-        ['timestamptz', 'uuid', 'text', 'uuid', 'smallint', 'bigint'],
-        [
-          aw.map((e) => iso(e.occurredDate)),
-          aw.map((e) => e.modelGuid),
-          aw.map((e) => boundText(e.modelName, TEXT.name)),
-          aw.map((e) => e.entryGuid),
-          aw.map((e) => e.stageId),
-          aw.map((e) => micro(e.durationMicroseconds)),
-        ],
-      );
-      for (const [table, events] of [
-        ['RedisSentinelEvent', drained.redisSentinelEvents],
-        ['RedisConnectionEvent', drained.redisConnectionEvents],
-      ] as const) {
-        await insert(
-          table,
-          ['OccurredDate', 'EventName', 'Endpoint', 'Message'],
-          ['timestamptz', 'text', 'text', 'text'],
-          [
-            events.map((e) => iso(e.occurredDate)),
-            events.map((e) => boundText(e.eventName, TEXT.name)),
-            events.map((e) => boundText(e.endpoint, TEXT.name)),
-            events.map((e) => boundText(e.message, TEXT.message)),
-          ],
+        const cw = drained.caseCreationWarnings;
+        written[this.caseCreationWarningRows.tableName] = await this.caseCreationWarningRows.insertMany(
+          tx,
+          {
+            occurredDate: cw.map((e) => iso(e.occurredDate)),
+            caseWorkflowGuid: cw.map((e) => e.caseWorkflowGuid),
+            caseWorkflowName: cw.map((e) => boundText(e.caseWorkflowName, TEXT.name)),
+            caseKey: cw.map((e) => boundText(e.caseKey, TEXT.name)),
+            caseKeyValue: cw.map((e) => boundText(e.caseKeyValue, TEXT.key)),
+            stageId: cw.map((e) => e.stageId),
+            destination: cw.map((e) => boundText(e.destination, TEXT.url)),
+            durationMicroseconds: cw.map((e) => micro(e.durationMicroseconds)),
+          },
+          stamp,
         );
-      }
-      const series = [...drained.metrics.values()];
-      await insert(
-        'OpenTelemetryMetric',
-        ['Name', 'Tags', 'Count', 'Sum', 'Min', 'Max'],
-        ['text', 'jsonb', 'bigint', 'float8', 'float8', 'float8'],
-        [
-          series.map((s) => s.name),
-          series.map((s) => JSON.stringify(s.tags)),
-          series.map((s) => s.count),
-          series.map((s) => s.sum),
-          series.map((s) => s.min),
-          series.map((s) => s.max),
-        ],
-      );
-      const ac = [...drained.archiverCounters.values()];
-      await insert(
-        'ArchiverStagePerformanceCounter',
-        ['EntityAnalysisModelGuid', 'StageId', 'TotalMicroseconds', 'MinMicroseconds', 'MaxMicroseconds', 'InvokeCount'],
-        ['uuid', 'smallint', 'bigint', 'bigint', 'bigint', 'bigint'],
-        [
-          ac.map((c) => c.key.modelGuid),
-          ac.map((c) => c.key.stageId),
-          ac.map((c) => micro(c.totalMicroseconds)),
-          ac.map((c) => micro(c.minMicroseconds)),
-          ac.map((c) => micro(c.maxMicroseconds)),
-          ac.map((c) => c.invokeCount),
-        ],
-      );
-      const cc = [...drained.caseCreationCounters.values()];
-      await insert(
-        'CaseCreationStagePerformanceCounter',
-        ['StageId', 'TotalMicroseconds', 'MinMicroseconds', 'MaxMicroseconds', 'InvokeCount'],
-        ['smallint', 'bigint', 'bigint', 'bigint', 'bigint'],
-        [
-          cc.map((c) => c.key.stageId),
-          cc.map((c) => micro(c.totalMicroseconds)),
-          cc.map((c) => micro(c.minMicroseconds)),
-          cc.map((c) => micro(c.maxMicroseconds)),
-          cc.map((c) => c.invokeCount),
-        ],
-      );
-      await insert(
-        'CaptureQueueHealth',
-        ['QueueId', 'QueueDepth', 'DroppedCount'],
-        ['smallint', 'int', 'bigint'],
-        [health.map((h) => h.queueId), health.map((h) => h.queueDepth), health.map((h) => h.droppedCount)],
-      );
-      await runner.commitTransaction();
+        const aw = drained.archiverWarnings;
+        written[this.archiverWarningRows.tableName] = await this.archiverWarningRows.insertMany(
+          tx,
+          {
+            occurredDate: aw.map((e) => iso(e.occurredDate)),
+            entityAnalysisModelGuid: aw.map((e) => e.modelGuid),
+            entityAnalysisModelName: aw.map((e) => boundText(e.modelName, TEXT.name)),
+            entityAnalysisModelInstanceEntryGuid: aw.map((e) => e.entryGuid),
+            stageId: aw.map((e) => e.stageId),
+            durationMicroseconds: aw.map((e) => micro(e.durationMicroseconds)),
+          },
+          stamp,
+        );
+        for (const [rows, events] of [
+          [this.redisSentinelEventRows, drained.redisSentinelEvents],
+          [this.redisConnectionEventRows, drained.redisConnectionEvents],
+        ] as const) {
+          written[rows.tableName] = await rows.insertMany(
+            tx,
+            {
+              occurredDate: events.map((e) => iso(e.occurredDate)),
+              eventName: events.map((e) => boundText(e.eventName, TEXT.name)),
+              endpoint: events.map((e) => boundText(e.endpoint, TEXT.name)),
+              message: events.map((e) => boundText(e.message, TEXT.message)),
+            },
+            stamp,
+          );
+        }
+        const series = [...drained.metrics.values()];
+        written[this.metricRows.tableName] = await this.metricRows.insertMany(
+          tx,
+          {
+            name: series.map((s) => s.name),
+            tags: series.map((s) => JSON.stringify(s.tags)),
+            count: series.map((s) => s.count),
+            sum: series.map((s) => s.sum),
+            min: series.map((s) => s.min),
+            max: series.map((s) => s.max),
+          },
+          stamp,
+        );
+        const ac = [...drained.archiverCounters.values()];
+        written[this.archiverCounterRows.tableName] = await this.archiverCounterRows.insertMany(
+          tx,
+          {
+            entityAnalysisModelGuid: ac.map((c) => c.key.modelGuid),
+            stageId: ac.map((c) => c.key.stageId),
+            totalMicroseconds: ac.map((c) => micro(c.totalMicroseconds)),
+            minMicroseconds: ac.map((c) => micro(c.minMicroseconds)),
+            maxMicroseconds: ac.map((c) => micro(c.maxMicroseconds)),
+            invokeCount: ac.map((c) => c.invokeCount),
+          },
+          stamp,
+        );
+        const cc = [...drained.caseCreationCounters.values()];
+        written[this.caseCreationCounterRows.tableName] = await this.caseCreationCounterRows.insertMany(
+          tx,
+          {
+            stageId: cc.map((c) => c.key.stageId),
+            totalMicroseconds: cc.map((c) => micro(c.totalMicroseconds)),
+            minMicroseconds: cc.map((c) => micro(c.minMicroseconds)),
+            maxMicroseconds: cc.map((c) => micro(c.maxMicroseconds)),
+            invokeCount: cc.map((c) => c.invokeCount),
+          },
+          stamp,
+        );
+        written[this.healthRows.tableName] = await this.healthRows.insertMany(
+          tx,
+          {
+            queueId: health.map((h) => h.queueId),
+            queueDepth: health.map((h) => h.queueDepth),
+            droppedCount: health.map((h) => h.droppedCount),
+          },
+          stamp,
+        );
+      });
     } catch (error) {
-      if (runner?.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
       q.modelInvokeWarnings.restore(drained.modelInvokeWarnings);
       q.caseCreationWarnings.restore(drained.caseCreationWarnings);
       q.archiverWarnings.restore(drained.archiverWarnings);
@@ -214,8 +210,6 @@ export class CaptureFlusher {
       q.caseCreationCounters.restore(drained.caseCreationCounters);
       this.logger.error(`capture flush failed, entries kept for the next flush: ${error instanceof Error ? error.message : String(error)}`);
       return { ok: false, createdDate, written: {}, health };
-    } finally {
-      await runner?.release().catch(() => undefined);
     }
     // The health rows are written: the drops they reported are no longer pending.
     const [mw, cw, aw, rs, rc, m] = health.map((h) => h.droppedCount);

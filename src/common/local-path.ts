@@ -1,7 +1,6 @@
-// The one open-redirect guard of the service: every redirect target passes through it.
+import { hasControlCharacter } from './text';
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// The one open-redirect guard of the service: every redirect target passes through it.
 
 /**
  * The open-redirect guard (contract 8): a local path starts with a single '/', has no scheme, no
@@ -34,7 +33,7 @@ export function localPath(value: unknown): string | null {
 }
 
 function isPlainLocal(value: string): boolean {
-  return value.startsWith('/') && !value.startsWith('//') && !value.includes('\\') && !CONTROL.test(value);
+  return value.startsWith('/') && !value.startsWith('//') && !value.includes('\\') && !hasControlCharacter(value);
 }
 
 /** True when `value` is a path on this site that a redirect may go to (see localPath). */

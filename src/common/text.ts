@@ -1,6 +1,15 @@
-// C0 (tab included), DEL and C1 control characters (contract 12).
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+/**
+ * Contract 12's control characters: C0 (tab included), DEL and C1. The one definition in the service;
+ * validators that need it inside a larger pattern use CONTROL_CHARACTER_RANGE.
+ */
+export const CONTROL_CHARACTER_RANGE = '\\u0000-\\u001f\\u007f-\\u009f';
+const CONTROL = new RegExp(`[${CONTROL_CHARACTER_RANGE}]`, 'gu');
+const ANY_CONTROL = new RegExp(`[${CONTROL_CHARACTER_RANGE}]`, 'u');
+
+/** True when `value` holds a control character (contract 12): such input is refused, not stripped. */
+export function hasControlCharacter(value: string): boolean {
+  return ANY_CONTROL.test(value);
+}
 
 /**
  * Makes caller-supplied text safe to store: control characters removed first, then cut to the

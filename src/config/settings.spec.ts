@@ -38,6 +38,16 @@ describe('settings (contract 1)', () => {
     expect(loadSettings({ RevokedSessionCheckInterval: 'd', RevokedSessionCheckIntervalValue: '1' }).revokedSessionCheckMs).toBe(86_400_000);
   });
 
+  it('reads SessionRetention as unit/value (default d/30) or as a unit with SessionRetentionValue', () => {
+    expect(loadSettings({}).sessionRetentionMs).toBe(30 * 86_400_000);
+    expect(loadSettings({ SessionRetention: 'd/30' }).sessionRetentionMs).toBe(30 * 86_400_000);
+    expect(loadSettings({ SessionRetention: 'h/12' }).sessionRetentionMs).toBe(12 * 3_600_000);
+    expect(loadSettings({ SessionRetention: 'n', SessionRetentionValue: '5' }).sessionRetentionMs).toBe(300_000);
+    for (const bad of ['x/3', 'd/0', 'd/-1', 'd/abc', 'week']) {
+      expect(() => loadSettings({ SessionRetention: bad })).toThrow(/SessionRetention/);
+    }
+  });
+
   it('refuses to start listing one line per bad variable', () => {
     expect(problems({ Port: 'eighty', SessionCookie: 'yes', SessionAbsoluteLifetimeInterval: 'w', ConnectionString: 'mysql://x' })).toEqual([
       expect.stringMatching(/^Port:/),
@@ -58,6 +68,23 @@ describe('settings (contract 1)', () => {
     expect(problems({ JwtKey: 'too-short' })).toEqual([expect.stringMatching(/^JwtKey: must be at least 32 bytes/)]);
     expect(problems({ OAuthAuthority: 'http://idp.example.com' })).toEqual([expect.stringMatching(/^OAuthAuthority: http/)]);
     expect(problems({ OAuthAuthority: 'http://127.0.0.1:4000' })).toEqual([]);
+  });
+
+  it('reads TrustProxy as False, True (one hop), a hop count or a list of addresses and ranges (contract 13)', () => {
+    const trust = (value?: string) => loadSettings(value === undefined ? {} : { TrustProxy: value }).trustProxy;
+    expect(trust()).toBe(false);
+    expect(trust('False')).toBe(false);
+    expect(trust('0')).toBe(false);
+    expect(trust('True')).toBe(1);
+    expect(trust('true')).toBe(1);
+    expect(trust('1')).toBe(1);
+    expect(trust('3')).toBe(3);
+    expect(trust('10.0.0.0/8, 192.0.2.7,2001:db8::/32 , ::1')).toEqual(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32', '::1']);
+    for (const bad of ['yes', '-1', '33', '1.5', '10.0.0.0/33', '300.1.1.1', 'proxy.example', '10.0.0.0/8,,', 'loopback', '2001:db8::/129', '10.0.0.0/']) {
+      const found = problems({ TrustProxy: bad });
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/^TrustProxy:/);
+    }
   });
 
   it('reads PEM keys with literal \\n as newlines', () => {

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { dataSourceOptions, migrate } from './data-source';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
+import { Transactions } from './transactions';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -42,7 +43,10 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
       imports: [EmbeddedPostgresModule],
       inject: [SETTINGS, EMBEDDED_POSTGRES],
       useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null) => ({
-        ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20),
+        ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20, {
+          idleTimeoutMillis: settings.databasePoolIdleTimeoutMs,
+          ...(embedded ? { stream: embedded.stream } : {}),
+        }),
         autoLoadEntities: true,
         // TypeORM's error log prints the failed statement with its parameters, which can hold
         // password hashes or key hashes; callers log what failed without the values instead.
@@ -56,5 +60,7 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
       },
     }),
   ],
+  providers: [Transactions],
+  exports: [Transactions],
 })
 export class DatabaseModule {}

@@ -3,11 +3,11 @@ import type { Request, Response } from 'express';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { IssuedToken } from '../auth/token.service';
-import { ProblemError } from '../common/problem';
+import { ProblemError, serviceUnavailable } from '../common/problem';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { MfaProvider } from '../mfa/mfa.provider';
-import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
+import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { NegotiateStrategy, userNameOfPrincipal } from './negotiate.strategy';
 import { SIGN_IN_FAILED } from './password-sign-in.service';
 import { SignInCompletion } from './sign-in.service';
@@ -57,6 +57,8 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
     const outcome = await this.strategy.accept(req.get('authorization'));
     if (outcome.kind === 'challenge') throw negotiateChallenge('Negotiate authentication is required.');
     if (outcome.kind === 'refused') throw negotiateChallenge();
+    // The ticket could not be checked (the acceptor timed out or is saturated): fail closed, honestly.
+    if (outcome.kind === 'unavailable') throw serviceUnavailable('The Negotiate ticket could not be checked right now.');
 
     const context = requestContext(req);
     const userName = userNameOfPrincipal(outcome.principal);
@@ -76,17 +78,24 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
     if (!account.active) return fail(FailureTypeId.NotActive, account);
     if (account.passwordLocked) return fail(FailureTypeId.PasswordLocked, account);
 
+    let reserved: ReservedAttempt | null = null;
     if (this.settings.enableMultifactorAuthentication) {
       if (passcode === undefined) return { kind: 'mfaRequired', responseToken: outcome.responseToken };
-      // Counted before the verify, like a password, so concurrent wrong passcodes each count.
-      const failures = await this.accounts.countAttempt(account.id);
+      // Counted before the verify, like a password (contract 13): an attempt past the threshold, or on
+      // an account locked meanwhile, is refused without asking the provider.
+      reserved = await this.accounts.reserveAttempt(account.id);
+      if (!reserved.mayVerify) {
+        await this.accounts.releaseAttempt(account.id);
+        return fail(FailureTypeId.PasswordLocked, account);
+      }
       const { ok } = await this.mfa.verify({ userName: account.name, passcode });
       if (!ok) {
-        await this.accounts.lockIfExceeded(account.id, failures);
+        await this.accounts.lockIfExceeded(account.id, reserved.count);
         return fail(FailureTypeId.SecondFactorRejected, account);
       }
     }
-    const issued = await this.completion.complete(account, AuthenticationTypeId.Negotiate, req, res);
+    const issued = await this.completion.complete(account, AuthenticationTypeId.Negotiate, req, res, { attempt: reserved });
+    if (!issued) return fail(FailureTypeId.PasswordLocked, account);
     return { kind: 'signedIn', issued, responseToken: outcome.responseToken };
   }
 

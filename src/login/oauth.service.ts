@@ -10,6 +10,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { isLoopbackHost } from '../config/settings';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { localPath } from '../common/local-path';
+import { hasControlCharacter } from '../common/text';
 import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
 import { SignInCompletion } from './sign-in.service';
 
@@ -21,8 +22,6 @@ const FLOW_LIFETIME_MS = 10 * 60_000;
 /** The identity claims tried in order (contract 8). */
 export const IDENTITY_CLAIMS = ['preferred_username', 'email', 'upn', 'unique_name', 'name', 'sub'] as const;
 const NAME_MAX = 256;
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** The `error` code of /Account/Login?error=… for each failure type. */
 const ERROR_CODES: Partial<Record<FailureTypeId, string>> = {
@@ -83,7 +82,7 @@ export function identityClaim(claims: Record<string, unknown>): string | null {
     const value = claims[name];
     if (typeof value !== 'string') continue;
     const trimmed = value.trim();
-    if (trimmed.length === 0 || trimmed.length > NAME_MAX || CONTROL.test(trimmed)) continue;
+    if (trimmed.length === 0 || trimmed.length > NAME_MAX || hasControlCharacter(trimmed)) continue;
     return trimmed;
   }
   return null;
@@ -161,7 +160,9 @@ export class OAuthSignIn {
     try {
       const params = this.responseParameters(req, method);
       const account = await this.establish(req, params, method);
-      await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res);
+      if (!(await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res))) {
+        throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user was locked during the sign-in', account.name, account);
+      }
       this.logger.log(`user ${account.id} signed in by OpenID Connect`);
       return this.settings.oauthForceRedirect ?? this.returnUrlOf(params);
     } catch (error) {

@@ -4,9 +4,12 @@ import { AuthenticationTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { SessionCookies } from '../auth/cookies';
 import { IssuedToken, TokenService } from '../auth/token.service';
+import { Clock } from '../common/clock';
+import { Transactions } from '../database/transactions';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { UserAccounts } from '../users/user-accounts.service';
+import { UserSessionRepository } from '../sessions/user-session.repository';
+import { ReservedAttempt, UserAccounts } from '../users/user-accounts.service';
 
 /** An identity established by any scheme. */
 export interface EstablishedIdentity {
@@ -17,7 +20,11 @@ export interface EstablishedIdentity {
 
 /**
  * The end every successful sign-in shares, whatever the scheme: the failure count reset, the
- * UserLogin row written (before the answer), then the service's own JWT and both cookies.
+ * UserLogin row and the new UserSession row written together (before the answer), then the service's
+ * own JWT, naming that session (`sid`), and both cookies.
+ * The reset is conditional (contract 13): a success that raced the lock answers null, and the caller
+ * refuses it as a locked account (FailureTypeId 3) without issuing anything. A flow that must decide
+ * the success before changing anything (a password change at sign-in) records it itself first.
  */
 @Injectable()
 export class SignInCompletion {
@@ -26,6 +33,9 @@ export class SignInCompletion {
     private readonly audit: AuditWriter,
     private readonly tokens: TokenService,
     private readonly cookies: SessionCookies,
+    private readonly sessions: UserSessionRepository,
+    private readonly clock: Clock,
+    private readonly transactions: Transactions,
     @Inject(SETTINGS) readonly settings: AppSettings,
   ) {}
 
@@ -34,17 +44,29 @@ export class SignInCompletion {
     type: AuthenticationTypeId,
     req: Request,
     res: Response,
-  ): Promise<IssuedToken> {
-    await this.accounts.recordSuccess(identity.id);
-    await this.audit.login({
-      createdUser: identity.name,
-      userRegistryId: identity.id,
-      tenantRegistryId: identity.tenantRegistryId,
-      authenticationTypeId: type,
-      failureTypeId: null,
-      context: requestContext(req),
+    success: { attempt?: ReservedAttempt | null; alreadyRecorded?: boolean } = {},
+  ): Promise<IssuedToken | null> {
+    if (!success.alreadyRecorded && !(await this.accounts.recordSuccess(identity.id, success.attempt ?? null))) return null;
+    const context = requestContext(req);
+    const start = this.clock.now();
+    const sessionId = await this.transactions.run(async (manager) => {
+      await this.audit.login(
+        {
+          createdUser: identity.name,
+          userRegistryId: identity.id,
+          tenantRegistryId: identity.tenantRegistryId,
+          authenticationTypeId: type,
+          failureTypeId: null,
+          context,
+        },
+        manager,
+      );
+      return this.sessions.start(
+        { userRegistryId: identity.id, tenantRegistryId: identity.tenantRegistryId, authenticationTypeId: type, start, context },
+        manager,
+      );
     });
-    const issued = this.tokens.issue({ id: identity.id, name: identity.name });
+    const issued = this.tokens.issue({ id: identity.id, name: identity.name }, { id: sessionId, startMs: start.getTime() });
     this.cookies.set(req, res, issued);
     return issued;
   }

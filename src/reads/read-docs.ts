@@ -45,8 +45,17 @@ export function GridReadDocs(table: ReadTable, summary: string) {
     q('samplePercentage', 'Unbiased sample, 0..100 (clamped); rows, total and statistics use the same sample.', 'number'),
     q('sortField', `Any row member (${table.columns.map((c) => c.name).join(', ')}); otherwise newest first.`),
     q('sortDirection', 'asc ascends; anything else descends.'),
-    ...(table.searchColumns.length > 0 ? [q('search', 'Case-insensitive substring.')] : []),
-    ...table.filters.map((f) => q(f.param, 'Exact match.', f.type === 'integer' ? 'integer' : 'string')),
+    ...(table.searchColumns.length > 0
+      ? [q('search', `Case-insensitive substring${table.searchLookups?.length ? ` (also of the shown ${table.searchLookups.join(', ')})` : ''}.`)]
+      : []),
+    ...table.filters.map((f) =>
+      ApiQuery({
+        name: f.param,
+        required: false,
+        description: f.description ?? 'Exact match.',
+        schema: f.type === 'boolean' ? { type: 'boolean' } : f.type === 'integer' ? { type: 'integer', ...(f.values ? { enum: [...f.values] } : {}) } : { type: 'string', format: 'uuid' },
+      }),
+    ),
     q('format', 'csv streams the rows as CSV (as does Accept: text/csv); at most 2 exports per user at once (429 beyond).'),
     ApiProduces('application/json', 'text/csv'),
     ApiOkResponse({ type: ReadEnvelopeDto, description: summary }),

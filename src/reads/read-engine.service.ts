@@ -113,6 +113,16 @@ interface Keyset {
   id: string;
 }
 
+/** The codes of lookup member `name` whose shown name contains `search`, case-insensitively. */
+function searchedCodes(table: ReadTable, name: string, search: string): number[] {
+  const lookup = table.columns.find((c) => c.name === name)?.lookup;
+  if (!lookup) throw new Error(`searchLookups names ${name}, which is no lookup column of ${table.table}`);
+  const needle = search.toLocaleLowerCase();
+  return Object.entries(lookup.names)
+    .filter(([, shown]) => shown.toLocaleLowerCase().includes(needle))
+    .map(([code]) => Number(code));
+}
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 const quoteAlias = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const copyOf = (sql: string) => `COPY (${sql}) TO STDOUT (FORMAT binary)`;
@@ -444,12 +454,18 @@ export class ReadEngine {
       where.push(`t."${table.access.tenantColumn}" = ${p.add(principal.tenantRegistryId, 'int')}`);
       where.push(`t."${table.access.userColumn}" IS NOT NULL`);
     }
+    const casts = { integer: 'bigint', uuid: 'uuid', boolean: 'boolean' } as const;
     for (const filter of query.filters) {
-      where.push(`${filter.sql} = ${p.add(filter.value, filter.type === 'integer' ? 'bigint' : 'uuid')}`);
+      where.push(`${filter.sql} = ${p.add(filter.value, casts[filter.type])}`);
     }
     if (query.search !== null && table.searchColumns.length > 0) {
       const pattern = p.add(`%${escapeLike(query.search)}%`, 'text');
-      where.push(`(${table.searchColumns.map((c) => `${c} ILIKE ${pattern}`).join(' OR ')})`);
+      const matches = table.searchColumns.map((c) => `${c} ILIKE ${pattern}`);
+      for (const name of table.searchLookups ?? []) {
+        const codes = searchedCodes(table, name, query.search);
+        if (codes.length > 0) matches.push(`t."${table.columns.find((c) => c.name === name)!.lookup!.code}" = ANY(${p.add(codes, 'int[]')})`);
+      }
+      where.push(`(${matches.join(' OR ')})`);
     }
     if (query.samplePercentage <= 0) where.push('false');
     else if (query.samplePercentage < 100) {

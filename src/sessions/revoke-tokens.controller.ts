@@ -1,7 +1,7 @@
 import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { TargetUsers } from '../api-keys/target-users';
+import { TargetUsers } from '../users/target-users';
 import { LogoutReasonId } from '../audit/audit.types';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';

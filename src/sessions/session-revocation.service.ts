@@ -1,11 +1,12 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { Transactions } from '../database/transactions';
 import { RequestContext } from '../common/request-context';
+import { UserSessionRepository } from './user-session.repository';
 
 /** The user whose sessions are cut. */
 export interface SessionOwner {
@@ -19,21 +20,33 @@ export interface RevocationOptions {
   context?: RequestContext | null;
   /** When the cut session began (logout of a known session). */
   sessionStartDate?: Date | null;
-  /** Who cut it, for an administrator revocation. */
+  /** Who cut it, for an administrator revocation; the user themself when absent. */
   cutByUser?: string | null;
   message?: string | null;
 }
 
-/** Message on the SessionEnded channel: every node closes that user's open streams. */
+/**
+ * Message on the SessionEnded channel: every node closes that user's open streams, or only those of
+ * one session when `sessionId` is given.
+ */
 export interface SessionEndedMessage {
   userRegistryId: number;
+  sessionId?: string;
   at: number;
 }
 
+/** Who ends one session, and from where (for the UserLogout row). */
+export interface SessionEnder {
+  userName: string;
+  context: RequestContext | null;
+}
+
 /**
- * Ends every session of a user: TokensValidFrom moves to now (read on every request, so every JWT
- * issued before is refused on its next request), the UserLogout row is written in the same
- * transaction, then every node is told to close that user's streams. API keys are untouched.
+ * Ends sessions. All of a user's: TokensValidFrom moves to now (read on every request, so every JWT
+ * issued before is refused on its next request) and every open UserSession row ends; one session:
+ * its UserSession row ends (checked on every request with the user row). Either way the UserLogout
+ * row is written in the same transaction, then every node is told to close the streams concerned.
+ * API keys are untouched: they have no sessions.
  */
 @Injectable()
 export class SessionRevocation {
@@ -41,17 +54,31 @@ export class SessionRevocation {
   private readonly localListeners = new Set<(message: SessionEndedMessage) => void>();
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly sessions: UserSessionRepository,
     private readonly audit: AuditWriter,
     private readonly bus: Bus,
     private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
-  /** Throws when the revocation cannot be written; nothing is then recorded as revoked. */
+  /**
+   * Throws when the revocation cannot be written; nothing is then recorded as revoked. The UserLogout
+   * row names when the cut session began: the one given (a logout knows its own session), else the
+   * earliest of the sessions still alive that this ended, with their number in Message when there
+   * were several; null when none was open (a forced password change at sign-in, say).
+   */
   async revokeAll(owner: SessionOwner, options: RevocationOptions): Promise<Date> {
     const now = this.clock.now();
-    await this.dataSource.transaction(async (manager) => {
+    // Whoever ended the sessions (contract 14): the administrator, else the user themself.
+    const endedBy = options.cutByUser ?? owner.userName;
+    await this.transactions.run(async (manager) => {
       await manager.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [owner.userRegistryId, now]);
+      const starts = await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
+      // Rows past the absolute lifetime were no longer sessions; they are closed, not counted.
+      const alive = starts.filter((start) => now.getTime() - start.getTime() < this.settings.sessionAbsoluteLifetimeMs).sort((a, b) => a.getTime() - b.getTime());
+      const sessionStartDate = options.sessionStartDate ?? alive[0] ?? null;
+      const message = options.message ?? (alive.length > 1 ? `${alive.length} sessions ended; the session start is the earliest.` : null);
       await this.audit.logout(
         {
           createdUser: owner.userName,
@@ -60,15 +87,45 @@ export class SessionRevocation {
           reasonId: options.reasonId,
           outcomeId: LogoutOutcomeId.Revoked,
           context: options.context ?? null,
-          sessionStartDate: options.sessionStartDate ?? null,
-          cutByUser: options.cutByUser ?? null,
-          message: options.message ?? null,
+          sessionStartDate,
+          cutByUser: endedBy,
+          message,
         },
         manager,
       );
     });
     await this.announceEnded(owner.userRegistryId);
     return now;
+  }
+
+  /**
+   * Ends one open session of `owner` (contract 14): EndedDate, EndReasonId 4 and EndedByUser, the
+   * UserLogout row (ReasonId 4, OutcomeId 1, the session's start, CutByUser) in the same transaction,
+   * then that session's streams closed on every node. False when the user has no such open session.
+   */
+  async endOne(owner: SessionOwner, sessionId: string, by: SessionEnder): Promise<boolean> {
+    const now = this.clock.now();
+    const ended = await this.transactions.run(async (manager) => {
+      const session = await this.sessions.endOne(sessionId, owner.userRegistryId, by.userName, now, manager);
+      if (!session) return null;
+      await this.audit.logout(
+        {
+          createdUser: owner.userName,
+          userRegistryId: owner.userRegistryId,
+          tenantRegistryId: owner.tenantRegistryId ?? session.tenantRegistryId,
+          reasonId: LogoutReasonId.SessionEnded,
+          outcomeId: LogoutOutcomeId.Revoked,
+          context: by.context,
+          sessionStartDate: session.createdDate,
+          cutByUser: by.userName,
+        },
+        manager,
+      );
+      return session;
+    });
+    if (!ended) return false;
+    await this.announceEnded(owner.userRegistryId, sessionId);
+    return true;
   }
 
   /**
@@ -80,9 +137,12 @@ export class SessionRevocation {
     return () => this.localListeners.delete(listener);
   }
 
-  /** Tells every node (this one included) to close the user's streams; best effort, see the re-check. */
-  async announceEnded(userRegistryId: number): Promise<void> {
-    const message: SessionEndedMessage = { userRegistryId, at: this.clock.nowMs() };
+  /**
+   * Tells every node (this one included) to close the user's streams, or one session's; best effort,
+   * see the re-check.
+   */
+  async announceEnded(userRegistryId: number, sessionId?: string): Promise<void> {
+    const message: SessionEndedMessage = { userRegistryId, ...(sessionId ? { sessionId } : {}), at: this.clock.nowMs() };
     for (const listener of this.localListeners) {
       try {
         listener(message);

@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
 import type { Principal } from '../auth/principal';
-import { mayAuthenticate, UserState, UserStateReader } from '../auth/user-state.reader';
+import { mayAuthenticate, UserAndSession, UserStateReader } from '../auth/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -21,6 +21,8 @@ interface OpenStream {
   userRegistryId: number;
   /** Start of the browser or bearer session; null for an API key. */
   sessionStartMs: number | null;
+  /** The UserSession of a JWT stream (its `sid`); null for an API key. */
+  sessionId: string | null;
   /** SHA-256 of the API key that opened it; null for a JWT session. */
   apiKeyHash: string | null;
   display: string;
@@ -53,7 +55,8 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   ) {}
 
   onApplicationBootstrap(): void {
-    const onEnded = (message: SessionEndedMessage) => this.closeSessionsOf(message.userRegistryId);
+    const onEnded = (message: SessionEndedMessage) =>
+      message.sessionId ? this.closeSession(message.userRegistryId, message.sessionId) : this.closeSessionsOf(message.userRegistryId);
     const onRemoved = (hash: string) => this.closeKey(hash);
     this.activeKeys.events.on('removed', onRemoved);
     this.stops.push(
@@ -92,6 +95,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       channel,
       userRegistryId: principal.userRegistryId,
       sessionStartMs: principal.sessionStartDate?.getTime() ?? null,
+      sessionId: principal.sessionId,
       apiKeyHash: key !== undefined ? apiKeyHash(key) : null,
       display: principal.apiKeyDisplay ?? principal.userName,
       res,
@@ -122,6 +126,13 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     }
   }
 
+  /** Closes the streams of one session that ended on its own (contract 14); the user's others stay. */
+  closeSession(userRegistryId: number, sessionId: string): void {
+    for (const stream of [...this.streams]) {
+      if (stream.userRegistryId === userRegistryId && stream.sessionId === sessionId) this.close(stream, 'the session was ended');
+    }
+  }
+
   closeKey(hash: string): void {
     for (const stream of [...this.streams]) if (stream.apiKeyHash === hash) this.close(stream, 'the API key was revoked');
   }
@@ -144,31 +155,38 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
 
   private async checkAll(onlyUser?: number): Promise<void> {
     const streams = [...this.streams].filter((s) => onlyUser === undefined || s.userRegistryId === onlyUser);
-    const userIds = [...new Set(streams.map((s) => s.userRegistryId))];
-    const states = new Map<number, UserState | null | 'unreadable'>();
-    await Promise.all(
-      userIds.map(async (id) => {
-        try {
-          states.set(id, await this.users.read(id));
-        } catch {
-          states.set(id, 'unreadable');
-        }
-      }),
-    );
+    // One read per distinct user and session; the reader batches them into one statement.
+    const reads = new Map<string, Promise<UserAndSession | 'unreadable'>>();
+    const readOf = (stream: OpenStream) => {
+      const key = `${stream.userRegistryId}/${stream.sessionId ?? ''}`;
+      let read = reads.get(key);
+      if (!read) {
+        const pending =
+          stream.sessionId === null
+            ? this.users.read(stream.userRegistryId).then((state) => ({ state, session: null }))
+            : this.users.readWithSession(stream.userRegistryId, stream.sessionId);
+        read = pending.catch(() => 'unreadable' as const);
+        reads.set(key, read);
+      }
+      return read;
+    };
+    const results = await Promise.all(streams.map(readOf));
     const now = this.clock.nowMs();
-    for (const stream of streams) {
-      const reason = this.endReason(stream, states.get(stream.userRegistryId) ?? null, now);
+    streams.forEach((stream, i) => {
+      const reason = this.endReason(stream, results[i], now);
       if (reason) this.close(stream, reason);
-    }
+    });
   }
 
-  private endReason(stream: OpenStream, state: UserState | null | 'unreadable', now: number): string | null {
-    if (state === 'unreadable') return 'the user row could not be read';
+  private endReason(stream: OpenStream, read: UserAndSession | 'unreadable', now: number): string | null {
+    if (read === 'unreadable') return 'the user row could not be read';
+    const state = read.state;
     if (!mayAuthenticate(state)) return 'the user can no longer sign in';
     if (stream.apiKeyHash !== null) return this.activeKeys.has(stream.apiKeyHash) ? null : 'the API key was revoked';
     const start = stream.sessionStartMs!;
     if (now >= start + this.settings.sessionAbsoluteLifetimeMs) return 'the session reached its absolute lifetime';
     if (state.tokensValidFrom && start < state.tokensValidFrom.getTime()) return 'the session was revoked';
+    if (!read.session || read.session.userRegistryId !== state.id) return 'the session has ended';
     return null;
   }
 
@@ -195,7 +213,8 @@ function parseSessionEnded(raw: string): SessionEndedMessage | null {
   try {
     const value = JSON.parse(raw) as Partial<SessionEndedMessage>;
     if (!Number.isSafeInteger(value.userRegistryId) || typeof value.at !== 'number') return null;
-    return { userRegistryId: value.userRegistryId!, at: value.at };
+    if (value.sessionId !== undefined && typeof value.sessionId !== 'string') return null;
+    return { userRegistryId: value.userRegistryId!, at: value.at, ...(value.sessionId ? { sessionId: value.sessionId } : {}) };
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { conflict } from '../common/problem';
+import { CONTROL_CHARACTER_RANGE } from '../common/text';
 
 /** Bound of every registry name and of Email (contract 6 and 12). */
 export const NAME_MAX = 256;
@@ -8,11 +9,8 @@ export const EMAIL_MAX = 256;
 /** Password fields may carry RSA-OAEP ciphertext in base64 (see PasswordTransport). */
 export const PASSWORD_FIELD_MAX = 2048;
 
-// Contract 12's control characters: C0 (tab included), DEL and C1.
-// eslint-disable-next-line no-control-regex
-const NO_CONTROL_NOT_BLANK = /^(?=.*\S)[^\u0000-\u001f\u007f-\u009f]*$/su;
-// eslint-disable-next-line no-control-regex
-const EMAIL = /^$|^[^\s@\u0000-\u001f\u007f-\u009f]+@[^\s@\u0000-\u001f\u007f-\u009f]+$/u;
+const NO_CONTROL_NOT_BLANK = new RegExp(`^(?=.*\\S)[^${CONTROL_CHARACTER_RANGE}]*$`, 'su');
+const EMAIL = new RegExp(`^$|^[^\\s@${CONTROL_CHARACTER_RANGE}]+@[^\\s@${CONTROL_CHARACTER_RANGE}]+$`, 'u');
 
 /**
  * A registry name: 1 to 256 characters, not blank, no control characters. A name with control

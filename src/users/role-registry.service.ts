@@ -1,21 +1,16 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import { badRequest, notFound } from '../common/problem';
+import { Transactions } from '../database/transactions';
+import { PermissionSpecificationRepository } from './permission-specification.repository';
 import { PermissionSpecificationDto, RoleDto, CreateRoleDto, UpdateRoleDto } from './role-registry.dto';
 import { refuseEscalation, tenantScope } from './registry-scope';
 import { uniqueOr409 } from './registry-validation';
+import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
+import { RoleRegistryRepository } from './role-registry.repository';
 import { ServiceChangePublisher } from './service-change.publisher';
+import { TenantRegistryRepository } from './tenant-registry.repository';
 
-const ROLE_SELECT = `
-  SELECT r."Id" AS id, r."Name" AS name, r."TenantRegistryId" AS "tenantRegistryId", t."Name" AS "tenantName",
-         r."Active" AS active,
-         ARRAY(SELECT p."PermissionSpecificationId" FROM "RoleRegistryPermission" p
-                WHERE p."RoleRegistryId" = r."Id" ORDER BY 1) AS permissions
-    FROM "RoleRegistry" r
-    JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
-   WHERE ($1::int IS NULL OR r."TenantRegistryId" = $1)`;
 const DUPLICATE = 'A role with this name already exists in this tenant.';
 const NO_ROLE = 'No such role.';
 
@@ -27,22 +22,37 @@ const NO_ROLE = 'No such role.';
 @Injectable()
 export class RoleRegistryService {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly roles: RoleRegistryRepository,
+    private readonly rolePermissions: RoleRegistryPermissionRepository,
+    private readonly permissions: PermissionSpecificationRepository,
+    private readonly tenants: TenantRegistryRepository,
+    private readonly transactions: Transactions,
     private readonly changes: ServiceChangePublisher,
   ) {}
 
   list(principal: Principal): Promise<RoleDto[]> {
-    return this.dataSource.query(`${ROLE_SELECT} ORDER BY r."Id"`, [tenantScope(principal)]);
+    return this.roles.findVisible(tenantScope(principal));
+  }
+
+  /**
+   * The roles the caller may give a user (the user form's choices): those of the tenants it
+   * administers whose permissions it holds itself, the same rule UserRegistry POST and PUT apply.
+   */
+  async assignable(principal: Principal): Promise<RoleDto[]> {
+    const roles = await this.list(principal);
+    if (principal.landlord) return roles;
+    const held = new Set(principal.permissions);
+    return roles.filter((role) => role.permissions.every((id) => held.has(id)));
   }
 
   /** A role the caller may see, or null; also used to check the role given to a user. */
-  async find(principal: Principal, id: number, manager: EntityManager = this.dataSource.manager): Promise<RoleDto | null> {
-    const rows: RoleDto[] = await manager.query(`${ROLE_SELECT} AND r."Id" = $2`, [tenantScope(principal), id]);
+  async find(principal: Principal, id: number): Promise<RoleDto | null> {
+    const rows = await this.roles.findVisible(tenantScope(principal), id);
     return rows[0] ?? null;
   }
 
-  listPermissions(): Promise<PermissionSpecificationDto[]> {
-    return this.dataSource.query(`SELECT "Id" AS id, "Name" AS name FROM "PermissionSpecification" ORDER BY "Id"`);
+  async listPermissions(): Promise<PermissionSpecificationDto[]> {
+    return (await this.permissions.findAll()).map(({ id, name }) => ({ id, name }));
   }
 
   async create(principal: Principal, body: CreateRoleDto): Promise<RoleDto> {
@@ -51,13 +61,10 @@ export class RoleRegistryService {
     refuseEscalation(principal, permissions, 'grant these permissions');
     const id = await uniqueOr409(
       () =>
-        this.dataSource.transaction(async (manager) => {
-          const [row]: { id: number }[] = await manager.query(
-            `INSERT INTO "RoleRegistry" ("TenantRegistryId", "Name", "Active") VALUES ($1, $2, $3) RETURNING "Id" AS id`,
-            [tenantRegistryId, body.name, body.active ?? true],
-          );
-          await this.replacePermissions(manager, row.id, permissions);
-          return row.id;
+        this.transactions.run(async (tx) => {
+          const roleId = await this.roles.create({ tenantRegistryId, name: body.name, active: body.active ?? true }, tx);
+          await this.rolePermissions.replaceForRole(roleId, permissions, tx);
+          return roleId;
         }),
       DUPLICATE,
     );
@@ -77,12 +84,9 @@ export class RoleRegistryService {
     if (permissions) refuseEscalation(principal, permissions, 'grant these permissions');
     await uniqueOr409(
       () =>
-        this.dataSource.transaction(async (manager) => {
-          await manager.query(
-            `UPDATE "RoleRegistry" SET "Name" = COALESCE($2, "Name"), "Active" = COALESCE($3, "Active") WHERE "Id" = $1`,
-            [id, body.name ?? null, body.active ?? null],
-          );
-          if (permissions) await this.replacePermissions(manager, id, permissions);
+        this.transactions.run(async (tx) => {
+          await this.roles.update(id, { name: body.name ?? undefined, active: body.active ?? undefined }, tx);
+          if (permissions) await this.rolePermissions.replaceForRole(id, permissions, tx);
         }),
       DUPLICATE,
     );
@@ -96,8 +100,7 @@ export class RoleRegistryService {
   private async tenantFor(principal: Principal, requested: number | undefined | null): Promise<number> {
     if (requested === undefined || requested === null || requested === principal.tenantRegistryId) return principal.tenantRegistryId;
     if (!principal.landlord) throw notFound('No such tenant.');
-    const rows: unknown[] = await this.dataSource.query(`SELECT 1 FROM "TenantRegistry" WHERE "Id" = $1`, [requested]);
-    if (rows.length === 0) throw notFound('No such tenant.');
+    if (!(await this.tenants.exists(requested))) throw notFound('No such tenant.');
     return requested;
   }
 
@@ -105,24 +108,11 @@ export class RoleRegistryService {
   private async checkedPermissions(ids: number[]): Promise<number[]> {
     const unique = [...new Set(ids)].sort((a, b) => a - b);
     if (unique.length === 0) return unique;
-    const known: { id: number }[] = await this.dataSource.query(
-      `SELECT "Id" AS id FROM "PermissionSpecification" WHERE "Id" = ANY($1::int[])`,
-      [unique],
-    );
-    const knownIds = new Set(known.map((row) => row.id));
+    const knownIds = new Set(await this.permissions.findExistingIds(unique));
     const unknown = unique.filter((id) => !knownIds.has(id));
     if (unknown.length > 0) {
       throw badRequest('Unknown permissions.', unknown.map((id) => ({ field: 'permissions', message: `${id} is not a permission` })));
     }
     return unique;
-  }
-
-  private async replacePermissions(manager: EntityManager, roleId: number, permissions: number[]): Promise<void> {
-    await manager.query(`DELETE FROM "RoleRegistryPermission" WHERE "RoleRegistryId" = $1`, [roleId]);
-    if (permissions.length === 0) return;
-    await manager.query(
-      `INSERT INTO "RoleRegistryPermission" ("RoleRegistryId", "PermissionSpecificationId") SELECT $1, unnest($2::int[])`,
-      [roleId, permissions],
-    );
   }
 }

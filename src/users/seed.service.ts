@@ -1,10 +1,14 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { Transactions } from '../database/transactions';
 import { PasswordHasher } from './password-hasher.service';
+import { PermissionSpecificationRepository } from './permission-specification.repository';
 import { PERMISSION_NAMES } from './permissions';
+import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
+import { RoleRegistryRepository } from './role-registry.repository';
+import { TenantRegistryRepository } from './tenant-registry.repository';
+import { UserRegistryRepository } from './user-registry.repository';
 
 const SEED_LOCK_KEY = 7_206_310_452;
 
@@ -18,7 +22,12 @@ export class SeedService implements OnModuleInit {
   private readonly logger = new Logger('Seed');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly transactions: Transactions,
+    private readonly permissions: PermissionSpecificationRepository,
+    private readonly tenants: TenantRegistryRepository,
+    private readonly roles: RoleRegistryRepository,
+    private readonly rolePermissions: RoleRegistryPermissionRepository,
+    private readonly users: UserRegistryRepository,
     @Inject(SETTINGS) private readonly settings: AppSettings,
     private readonly hasher: PasswordHasher,
     private readonly clock: Clock,
@@ -26,34 +35,26 @@ export class SeedService implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const passwordHash = await this.hasher.hash(this.settings.administratorInitialPassword);
-    await this.dataSource.transaction(async (manager) => {
-      await manager.query('SELECT pg_advisory_xact_lock($1)', [SEED_LOCK_KEY]);
-      for (const [id, name] of Object.entries(PERMISSION_NAMES)) {
-        await manager.query(
-          `INSERT INTO "PermissionSpecification" ("Id", "Name") VALUES ($1, $2) ON CONFLICT ("Id") DO UPDATE SET "Name" = EXCLUDED."Name"`,
-          [Number(id), name],
-        );
-      }
-      const [{ count }] = await manager.query(`SELECT count(*)::int AS count FROM "TenantRegistry" WHERE "Landlord"`);
-      if (count > 0) return;
-      const [tenant] = await manager.query(
-        `INSERT INTO "TenantRegistry" ("Name", "Landlord", "Active") VALUES ('Landlord', true, true) RETURNING "Id"`,
-      );
-      const [role] = await manager.query(
-        `INSERT INTO "RoleRegistry" ("TenantRegistryId", "Name", "Active") VALUES ($1, 'Administrator', true) RETURNING "Id"`,
-        [tenant.Id],
-      );
-      await manager.query(
-        `INSERT INTO "RoleRegistryPermission" ("RoleRegistryId", "PermissionSpecificationId")
-         SELECT $1, "Id" FROM "PermissionSpecification"`,
-        [role.Id],
-      );
+    await this.transactions.runLocked(SEED_LOCK_KEY, async (tx) => {
+      await this.permissions.upsertAll(PERMISSION_NAMES, tx);
+      if (await this.tenants.hasLandlord(tx)) return;
+      const tenantRegistryId = await this.tenants.createLandlord('Landlord', tx);
+      const roleRegistryId = await this.roles.create({ tenantRegistryId, name: 'Administrator', active: true }, tx);
+      await this.rolePermissions.replaceForRole(roleRegistryId, await this.permissions.findAllIds(tx), tx);
       const now = this.clock.now();
-      await manager.query(
-        `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Password", "PasswordCreatedDate", "PasswordExpiryDate",
-                                     "Active", "CreatedDate", "CreatedUser")
-         VALUES ($1, 'Administrator', $2, $3, $3, true, $3, 'System')`,
-        [role.Id, passwordHash, now],
+      await this.users.create(
+        {
+          roleRegistryId,
+          name: 'Administrator',
+          password: passwordHash,
+          passwordCreatedDate: now,
+          // Already expired: the first sign-in must set a new password.
+          passwordExpiryDate: now,
+          active: true,
+          createdDate: now,
+          createdUser: 'System',
+        },
+        tx,
       );
       this.logger.log('seeded the landlord tenant, the Administrator role and the Administrator user');
     });

@@ -3,7 +3,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { PasswordTransport } from './password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
-import { REGISTRY_ENTITIES } from './registry.entities';
+import { PermissionSpecification } from './permission-specification.entity';
+import { PermissionSpecificationRepository } from './permission-specification.repository';
+import { RoleRegistryPermission } from './role-registry-permission.entity';
+import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
+import { RoleRegistry } from './role-registry.entity';
+import { RoleRegistryRepository } from './role-registry.repository';
+import { TenantRegistry } from './tenant-registry.entity';
+import { TenantRegistryRepository } from './tenant-registry.repository';
+import { UserRegistry } from './user-registry.entity';
+import { UserRegistryRepository } from './user-registry.repository';
 import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
 import { RoleRegistryService } from './role-registry.service';
 import { SeedService } from './seed.service';
@@ -16,9 +25,14 @@ import { UserRegistryService } from './user-registry.service';
 
 /** Tenants, roles, permissions, users and API keys: the registry. */
 @Module({
-  imports: [TypeOrmModule.forFeature(REGISTRY_ENTITIES), SessionsModule],
+  imports: [TypeOrmModule.forFeature([TenantRegistry, PermissionSpecification, RoleRegistry, RoleRegistryPermission, UserRegistry]), SessionsModule],
   controllers: [TenantRegistryController, RoleRegistryController, PermissionSpecificationController, UserRegistryController],
   providers: [
+    TenantRegistryRepository,
+    PermissionSpecificationRepository,
+    RoleRegistryRepository,
+    RoleRegistryPermissionRepository,
+    UserRegistryRepository,
     PasswordHasher,
     SeedService,
     UserAccounts,
@@ -29,6 +43,15 @@ import { UserRegistryService } from './user-registry.service';
     // Admin password fields travel under the same RSA-OAEP transport as sign-in (contract 3).
     PasswordTransport,
   ],
-  exports: [PasswordHasher, UserAccounts, ServiceChangePublisher, RoleRegistryService, PasswordTransport, TypeOrmModule],
+  exports: [
+    PasswordHasher,
+    UserAccounts,
+    ServiceChangePublisher,
+    RoleRegistryService,
+    PasswordTransport,
+    UserRegistryRepository,
+    PermissionSpecificationRepository,
+    TypeOrmModule,
+  ],
 })
 export class UsersModule {}

@@ -23,6 +23,7 @@ root.append(
       h(
         'ul',
         { class: 'links' },
+        h('li', {}, h('a', { href: '/Account/Sessions' }, 'Your sessions')),
         h('li', {}, h('a', { href: '/Account/ChangePassword' }, 'Change password')),
         h('li', {}, h('a', { href: '/swagger/index.html' }, 'API explorer')),
         h('li', {}, h('a', { href: '/Account/Logout' }, 'Sign out')),
@@ -30,3 +31,4 @@ root.append(
     ),
   ),
 );
+document.body.dataset.ready = 'true';

@@ -4,9 +4,9 @@ import type { Request, Response } from 'express';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { Permission } from '../users/permissions';
-import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from './audit-tables';
-import { GridReads } from './grid-read.service';
-import { ColumnStatisticsDto, GridReadDocs } from './read-docs';
+import { GridReads } from '../reads/grid-read.service';
+import { ColumnStatisticsDto, GridReadDocs } from '../reads/read-docs';
+import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from './audit.tables';
 
 /** The sign-in and sign-out trails (service.md 4.2): tenant-scoped for tenant administrators. */
 @ApiTags('Audit')

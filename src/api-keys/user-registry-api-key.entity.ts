@@ -1,0 +1,26 @@
+import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { UserRegistry } from '../users/user-registry.entity';
+
+/** An API key of one user (contract 6); rows are soft-deleted so the trail of who revoked what stays. */
+@Entity({ name: 'UserRegistryApiKey' })
+export class UserRegistryApiKey {
+  @PrimaryGeneratedColumn('identity', { name: 'Id', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'UserRegistryApiKey_pkey' })
+  id!: number;
+  @Column({ name: 'UserRegistryId', type: 'integer' })
+  @ForeignKey(() => UserRegistry, { name: 'UserRegistryApiKey_UserRegistryId_fkey' })
+  @Index('IX_UserRegistryApiKey_User')
+  userRegistryId!: number;
+  @Column({ name: 'Name', type: 'varchar', length: 256 }) name!: string;
+  @Column({ name: 'Description', type: 'varchar', length: 1024, nullable: true }) description!: string | null;
+  /** Lowercase hex SHA-256 of the key; the clear value is never stored. */
+  @Column({ name: 'ApiKey', type: 'char', length: 64 })
+  @Index('UX_UserRegistryApiKey_ApiKey', { unique: true })
+  apiKey!: string;
+  @Column({ name: 'ApiKeyDisplay', type: 'varchar', length: 8 }) apiKeyDisplay!: string;
+  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  @Column({ name: 'CreatedUser', type: 'varchar', length: 256, nullable: true }) createdUser!: string | null;
+  @Column({ name: 'LastUsedDate', type: 'timestamptz', nullable: true }) lastUsedDate!: Date | null;
+  @Column({ name: 'Deleted', type: 'boolean', default: false }) deleted!: boolean;
+  @Column({ name: 'DeletedDate', type: 'timestamptz', nullable: true }) deletedDate!: Date | null;
+  @Column({ name: 'DeletedUser', type: 'varchar', length: 256, nullable: true }) deletedUser!: string | null;
+}

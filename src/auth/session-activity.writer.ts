@@ -1,0 +1,75 @@
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
+import type { OpenSession } from './user-state.reader';
+
+/** A session's LastSeenDate is written at most this often (contract 14). */
+export const LAST_SEEN_PERIOD_MS = 60_000;
+/** Sessions noted between two flushes; beyond it a use is skipped (its next request notes it again). */
+export const LAST_SEEN_MEMORY = 10_000;
+
+/**
+ * Records when each session was last seen without touching the request path. The guard already reads
+ * the session's LastSeenDate with the user row, so a request notes its session only when that value is
+ * a minute old; a flush every second writes the noted sessions in one statement, which itself refuses
+ * to write a session seen less than a minute before (so several nodes together still write at most
+ * once a minute). Nothing needs remembering after a flush, not even a failed one: the stored value
+ * stays old, and the session's next request notes it again.
+ */
+@Injectable()
+export class SessionActivityWriter implements OnApplicationShutdown {
+  private readonly logger = new Logger('SessionActivity');
+  /** Session id → when it was seen (Clock ms), since the last flush. */
+  private pending = new Map<string, number>();
+  private flushing: Promise<void> | null = null;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Notes a request of `session`; cheap and synchronous. */
+  seen(session: OpenSession): void {
+    const now = this.clock.nowMs();
+    if (now - session.lastSeen < LAST_SEEN_PERIOD_MS) return;
+    if (this.pending.size >= LAST_SEEN_MEMORY && !this.pending.has(session.id)) return;
+    this.pending.set(session.id, now);
+  }
+
+  @Interval(1_000)
+  async flushScheduled(): Promise<void> {
+    await this.flush();
+  }
+
+  /** Writes every noted session; one flush at a time. */
+  flush(): Promise<void> {
+    this.flushing ??= this.write().finally(() => {
+      this.flushing = null;
+    });
+    return this.flushing;
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.pending.size === 0) return;
+    const batch = this.pending;
+    this.pending = new Map();
+    const ids = [...batch.keys()];
+    const seen = ids.map((id) => new Date(batch.get(id)!));
+    try {
+      await this.dataSource.query(
+        `UPDATE "UserSession" s SET "LastSeenDate" = u.seen
+           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, seen)
+          WHERE s."Id" = u.id AND s."EndedDate" IS NULL AND s."LastSeenDate" <= u.seen - make_interval(secs => $3)`,
+        [ids, seen, LAST_SEEN_PERIOD_MS / 1000],
+      );
+    } catch (error) {
+      this.logger.warn(`could not record when ${ids.length} sessions were last seen: ${(error as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+/**
+ * One row per capture queue per flush (contract 10): its depth before the drain and what it dropped
+ * since the previous flush. The DESC/INCLUDE read index is owned by the migration.
+ */
+@Entity({ name: 'CaptureQueueHealth' })
+@Index('IX_CaptureQueueHealth_CreatedDate', { synchronize: false })
+export class CaptureQueueHealth {
+  @PrimaryGeneratedColumn('identity', { name: 'Id', type: 'bigint', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'CaptureQueueHealth_pkey' })
+  id!: string;
+  @Column({ name: 'QueueId', type: 'smallint' }) queueId!: number;
+  @Column({ name: 'QueueDepth', type: 'integer', default: 0 }) queueDepth!: number;
+  @Column({ name: 'DroppedCount', type: 'bigint', default: 0 }) droppedCount!: string;
+  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
+}

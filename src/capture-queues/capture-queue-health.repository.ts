@@ -1,0 +1,13 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { Repository } from 'typeorm';
+import { FlushedTableRepository } from '../database/bulk-insert';
+import { CaptureQueueHealth } from './capture-queue-health.entity';
+
+/** CaptureQueueHealth: one row per queue per flush, read by the read engine. */
+@Injectable()
+export class CaptureQueueHealthRepository extends FlushedTableRepository<CaptureQueueHealth, 'queueId' | 'queueDepth' | 'droppedCount'> {
+  constructor(@InjectRepository(CaptureQueueHealth) repository: Repository<CaptureQueueHealth>) {
+    super(repository, ['queueId', 'queueDepth', 'droppedCount']);
+  }
+}
