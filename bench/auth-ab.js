@@ -1,35 +1,35 @@
 'use strict';
 /**
- * Before/after comparison of the per-request authentication cost (the goal of issues 2 and 13:
- * bearer at least 0.80 of an open route at 50 connections), for two builds in one run: a baseline
- * build (a `dist` folder of an earlier commit, given as the argument) and this checkout's `dist`. Each
- * runs as its own process on its own database. Every round measures, for each build in turn, the open
- * route and then the bearer route back to back, so the ratio of that pair sees the same noise; the
- * table quotes the medians of those per-round ratios, of requests/s, and of service CPU per request.
+ * The goal of issues 2 and 13 (bearer at least 0.80 of an open route at 50 connections) for two
+ * builds in one run, on a busy machine: a baseline checkout (the argument: a directory with dist/ and
+ * web/, e.g. a `git worktree` of the earlier commit after `npm run build`) and this checkout. Each runs
+ * as its own process on its own database. Unlike bench/compare-auth.js, which alternates whole targets,
+ * every round here measures, for each build in turn, the open route and then the bearer route back to
+ * back, and takes the ratio of that pair: when other work on the shared cores comes and goes within
+ * seconds, a pair sees the same noise where medians of separate targets do not. The table quotes the
+ * medians of those per-round ratios, of requests/s and of service CPU per request.
  *
- * Run: npm run build && node bench/auth-ab.js /path/to/baseline/dist [rounds]
- * A baseline build: git worktree add /tmp/base <commit> && (cd /tmp/base && npm install && npm run build)
- * (its web/assets must sit beside its dist, as in any checkout).
+ * Run: npm run build && node bench/auth-ab.js /path/to/baseline/checkout [rounds]
  */
-const { join, resolve } = require('node:path');
+const { resolve } = require('node:path');
 const lib = require('./lib/service');
 
 const CONNECTIONS = 50;
 const SECONDS = 4;
 
 async function main() {
-  const baselineDist = process.argv[2];
-  if (!baselineDist) throw new Error('usage: node bench/auth-ab.js <baseline dist folder> [rounds]');
+  const baseline = process.argv[2];
+  if (!baseline) throw new Error('usage: node bench/auth-ab.js <baseline checkout> [rounds]');
   const rounds = Number(process.argv[3] ?? 7);
   const builds = [
-    { name: 'before', main: join(resolve(baselineDist), 'main.js'), port: 5321 },
-    { name: 'after', main: join(__dirname, '..', 'dist', 'main.js'), port: 5322 },
+    { name: 'before', root: resolve(baseline), port: 5321 },
+    { name: 'after', root: undefined, port: 5322 },
   ];
   const started = [];
   try {
     for (const build of builds) {
       const db = await lib.createDatabase(`tm_bench_ab_${build.name}`);
-      const service = await lib.startService({ ConnectionString: db.url }, build.port, build.main);
+      const service = await lib.startService({ ConnectionString: db.url }, build.port, build.root);
       started.push({ db, service });
       const { token } = await lib.signInAdministrator(service.url);
       build.open = { connections: CONNECTIONS, url: `${service.url}/api/Authentication/PasswordPublicKey` };

@@ -1,22 +1,23 @@
-import { Logger, LogLevel, ValidationPipe } from '@nestjs/common';
+import { Logger, LoggerService, LogLevel, ValidationPipe } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express from 'express';
 import { AppModule } from './app.module';
 import { csrfOriginCheck } from './auth/csrf.middleware';
+import { AppLogger } from './common/app-logger';
+import { refuseDeepJson, refuseNonJsonBodies } from './common/body-rules';
 import { Clock } from './common/clock';
 import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
+import { OAUTH_CALLBACK_PATH } from './login/oauth.service';
 
 export interface CreateAppOptions {
   clock?: Clock;
-  /** Nest's own logger levels; tests keep it quiet. */
-  logger?: LogLevel[] | false;
+  /** Nest's own logger levels (tests keep it quiet); by default the AppLogger of LogLevel and LogFormat. */
+  logger?: LogLevel[] | false | LoggerService;
 }
-
-const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
 /** Rejects a NUL byte in the path or query (raw or percent-encoded) before routing (contract 2). */
 function refuseNul(req: express.Request, res: express.Response, next: express.NextFunction): void {
@@ -49,19 +50,23 @@ function refuseUnreadableBody(error: unknown, _req: express.Request, res: expres
  * settings and clock, so they exercise the real pipeline.
  */
 export async function createApp(settings: AppSettings, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
-  const logger =
-    options.logger !== undefined ? options.logger : LEVELS.slice(0, LEVELS.indexOf(settings.logLevel === 'log' ? 'log' : settings.logLevel) + 1);
+  const logger = options.logger !== undefined ? options.logger : new AppLogger({ level: settings.logLevel, format: settings.logFormat });
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(settings, options.clock), {
     bodyParser: false,
     logger,
   });
+  // A hop count or the proxies' addresses (contract 13); never Express's `true` (every hop trusted).
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
   app.use(refuseNul);
-  // 32 KiB bodies at most (413 beyond); urlencoded for the OpenID Connect form_post callback.
+  // 32 KiB bodies at most (413 beyond). JSON everywhere; a form body only for the OpenID Connect
+  // form_post callback (contract 13: a cross-site form can drive nothing else), and no JSON nested
+  // deeper than 32 levels reaches the recursive transformation and validation.
+  app.use(refuseNonJsonBodies([OAUTH_CALLBACK_PATH]));
   app.use(express.json({ limit: '32kb', strict: true }));
-  app.use(express.urlencoded({ limit: '32kb', extended: false }));
+  app.use(OAUTH_CALLBACK_PATH, express.urlencoded({ limit: '32kb', extended: false }));
   app.use(refuseUnreadableBody);
+  app.use(refuseDeepJson);
   app.use(cookieParser());
   app.use(csrfOriginCheck(settings.csrfOriginCheck));
   app.useGlobalFilters(new ProblemFilter());
@@ -74,12 +79,26 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
     }),
   );
   setupExplorer(app);
-  app.enableShutdownHooks();
+  // process.exit() after a clean shutdown (not a re-raised signal), so 'exit' listeners run: the
+  // logger writes the counts of repeated errors it held back.
+  app.enableShutdownHooks([], { useProcessExit: true });
   return app;
 }
 
 export async function listen(app: NestExpressApplication, settings: AppSettings): Promise<void> {
   if (settings.bindAddress) await app.listen(settings.port, settings.bindAddress);
   else await app.listen(settings.port);
-  new Logger('Bootstrap').log(`listening on ${await app.getUrl()}`);
+  new Logger('Bootstrap').log(`listening on ${displayUrl(app, settings)}`);
+}
+
+/**
+ * The address a person can open: localhost when listening on every interface (Nest's own getUrl()
+ * answers http://[::1]:5001), the bound address otherwise.
+ */
+export function displayUrl(app: NestExpressApplication, settings: Pick<AppSettings, 'bindAddress'>): string {
+  const { port } = app.getHttpServer().address() as { port: number };
+  const bound = settings.bindAddress?.replace(/^\[|\]$/g, '');
+  const everywhere = !bound || bound === '0.0.0.0' || bound === '::' || bound === 'localhost';
+  const host = everywhere ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
+  return `http://${host}:${port}`;
 }

@@ -1,8 +1,39 @@
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { NextFunction, Request, Response } from 'express';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { dirname, join } from 'node:path';
 import { Authenticator } from './auth/authenticator.service';
 import { sendProblem, toProblem } from './common/problem';
+import { setSecurityHeaders } from './web/html';
+
+/** Swagger UI's own files, served from the swagger-ui-dist package; nothing else in that folder is. */
+const SWAGGER_UI_FILES = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'favicon-16x16.png']);
+
+/**
+ * The explorer page. No inline script or style at all, so it runs under the same strict
+ * Content-Security-Policy as every other page (script-src 'self', style-src 'self'): Swagger UI's
+ * bundle and stylesheet come from /swagger/, its start-up from /assets/explorer.js. Absolute paths,
+ * because the page answers at /swagger, /swagger/ and /swagger/index.html alike (Nest's own page used
+ * relative ones that resolved to /swagger/swagger/… from /swagger/index.html and left it blank).
+ */
+const EXPLORER_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Transaction monitoring API</title>
+<link rel="icon" type="image/png" href="/swagger/favicon-32x32.png" sizes="32x32">
+<link rel="icon" type="image/png" href="/swagger/favicon-16x16.png" sizes="16x16">
+<link rel="stylesheet" href="/swagger/swagger-ui.css">
+<link rel="stylesheet" href="/assets/explorer.css">
+</head>
+<body>
+<div id="swagger-ui"><noscript>The API explorer needs JavaScript.</noscript></div>
+<script src="/swagger/swagger-ui-bundle.js"></script>
+<script src="/assets/explorer.js"></script>
+</body>
+</html>
+`;
 
 /**
  * The API explorer and its OpenAPI document, served to authenticated callers only (contract 11): a
@@ -12,7 +43,10 @@ export function setupExplorer(app: NestExpressApplication): void {
   const authenticator = app.get(Authenticator);
   const gate = async (req: Request, res: Response, next: NextFunction) => {
     try {
-      if (await authenticator.tryAuthenticate(req, res)) return next();
+      if (await authenticator.tryAuthenticate(req, res)) {
+        setSecurityHeaders(res);
+        return next();
+      }
     } catch (error) {
       return sendProblem(res, toProblem(error).problem);
     }
@@ -36,9 +70,25 @@ export function setupExplorer(app: NestExpressApplication): void {
     .addCookieAuth('authentication-jwt')
     .build();
   const document = SwaggerModule.createDocument(app, config);
+  // The documents only; the page and Swagger UI's files are served below.
   SwaggerModule.setup('swagger', app, document, {
+    ui: false,
+    raw: ['json', 'yaml'],
     jsonDocumentUrl: 'swagger/v1/swagger.json',
     yamlDocumentUrl: 'swagger/v1/swagger.yaml',
-    customSiteTitle: 'Transaction monitoring API',
+  });
+
+  const http = app.getHttpAdapter().getInstance() as Express;
+  const page = (_req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).type('html').send(EXPLORER_HTML);
+  };
+  http.get(['/swagger', '/swagger/', '/swagger/index.html'], page);
+  const swaggerUi = dirname(require.resolve('swagger-ui-dist/package.json'));
+  http.get('/swagger/:file', (req: Request, res: Response, next: NextFunction) => {
+    const file = String(req.params.file);
+    if (!SWAGGER_UI_FILES.has(file)) return next();
+    res.setHeader('Cache-Control', 'no-cache');
+    res.sendFile(join(swaggerUi, file));
   });
 }

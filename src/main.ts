@@ -1,7 +1,8 @@
+import './runtime-check';
 import 'reflect-metadata';
-import { createApp, listen } from './bootstrap';
 import { resolveSecrets } from './config/secrets';
 import { loadSettings, SettingsError } from './config/settings';
+import { refuseIfEmbeddedDatabaseInUse } from './database/data-directory-lock';
 
 async function main(): Promise<void> {
   let settings;
@@ -15,6 +16,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  refuseIfEmbeddedDatabaseInUse(settings);
+  // Loaded only now, so the refusals above come at once, before the framework is loaded.
+  const { createApp, listen } = require('./bootstrap') as typeof import('./bootstrap');
   const app = await createApp(settings);
   await listen(app, settings);
 }

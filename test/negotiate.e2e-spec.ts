@@ -3,6 +3,7 @@ import { Browser, parseSetCookie } from './helpers/http';
 import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
+import { loadKerberos } from '../src/login/negotiate.strategy';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos
@@ -35,8 +36,9 @@ beforeAll(async () => {
   kdc = await startKdc();
   kdc.exportEnvironment();
   for (const principal of ['alice', 'bob', 'carol', 'dave', 'nobody', 'erin', 'frank']) kdc.addUser(principal, `pw-${principal}-0123`);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  kerberos = require('kerberos');
+  // The same once-per-process load as the service: evaluating the package's JavaScript a second time
+  // in this process (another test file's registry) would leave every step unsettled.
+  kerberos = loadKerberos();
 });
 afterAll(async () => kdc?.stop());
 
@@ -202,5 +204,42 @@ describe('Negotiate sign-in with the second factor (contract 7)', () => {
     const rows = await logins(t, 'bob');
     expect(rows.map((row) => row.FailureTypeId)).toEqual([11, 11, 11, 11, 3]);
     expect(rows.every((row) => row.FailureMessage === null && row.AuthenticationTypeId === 2)).toBe(true);
+  });
+});
+
+describe('a Kerberos acceptor that never answers (contract 13: every wait has a deadline)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { NegotiateAuthentication: 'True', NegotiateTimeoutMilliseconds: '500' } });
+  });
+  afterAll(async () => t.close());
+
+  it('answers 503 within the deadline instead of hanging, bounds the acceptor calls, and keeps serving', async () => {
+    await insertUser(t, { name: 'alice' });
+    const tokens = await Promise.all([1, 2, 3, 4].map(() => negotiate('alice')));
+    // Evaluating the package's JavaScript again wraps the already wrapped prototype methods (what a second
+    // module registry did): every acceptor step from now on returns a promise that never settles.
+    const { KerberosServer, KerberosClient } = require('kerberos/lib/util').loadBindings();
+    const saved = [KerberosServer.prototype.step, KerberosClient.prototype.step];
+    jest.isolateModules(() => require('kerberos'));
+    try {
+      expect(KerberosServer.prototype.step).not.toBe(saved[0]);
+      const started = Date.now();
+      const answers = await Promise.all(tokens.slice(0, 3).map((headers) => new Browser(t.url).get('/api/Authentication/ByNegotiate', headers)));
+      expect(answers.map((res) => res.status)).toEqual([503, 503, 503]);
+      expect(answers.every((res) => res.headers.get('content-type')?.startsWith('application/problem+json'))).toBe(true);
+      expect(answers.flatMap((res) => res.setCookies)).toEqual([]);
+      // Three attempts, two slots: each waited at most its own 500 ms deadline (generous bound for a busy machine).
+      expect(Date.now() - started).toBeLessThan(5000);
+      // The two stuck calls keep their slots: a further attempt is refused at its deadline, not queued for ever.
+      const again = await new Browser(t.url).get('/api/Authentication/ByNegotiate', tokens[3]);
+      expect(again.status).toBe(503);
+      // The rest of the service answers as usual.
+      expect((await new Browser(t.url).get('/api/Authentication/Schemes')).status).toBe(200);
+      expect(await logins(t, 'alice')).toEqual([]);
+    } finally {
+      KerberosServer.prototype.step = saved[0];
+      KerberosClient.prototype.step = saved[1];
+    }
   });
 });

@@ -1,7 +1,7 @@
 import * as jwt from 'jsonwebtoken';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 
 const STRONG = 'Corr3ct-Horse-Battery';
@@ -77,6 +77,7 @@ describe('active sessions in a browser', () => {
 
     // The phone ends the laptop's session.
     await phone.page.click(`tr[data-session-id="${laptopSid}"] button.end-session`);
+    await confirmInPage(phone.page, /End the session started/);
     await phone.page.locator('#session-messages .notice').waitFor();
     await expect(phone.page.locator('#session-messages').innerText()).resolves.toBe('The session has ended.');
     await waitForCount(phone.page, 1);
@@ -84,7 +85,7 @@ describe('active sessions in a browser', () => {
 
     // The laptop is refused from now on: its next page asks it to sign in.
     await laptop.page.goto(`${t.url}/`);
-    await laptop.page.waitForURL(/\/Account\/Login\?returnUrl=%2F$/);
+    await laptop.page.waitForURL(/\/Account\/Login\?returnUrl=%2F&session=ended$/);
     const [ended] = await t.db.query<{ EndReasonId: number; EndedByUser: string; EndedDate: Date | null }>(
       `SELECT "EndReasonId", "EndedByUser", "EndedDate" FROM "UserSession" WHERE "Id" = $1`,
       [laptopSid],
@@ -97,6 +98,7 @@ describe('active sessions in a browser', () => {
     await phone.page.reload();
     await waitForCount(phone.page, 1);
     await phone.page.click(`tr[data-session-id="${phoneSid}"] button.end-session`);
+    await confirmInPage(phone.page, /this session \(you will be signed out here\)/);
     await phone.page.getByTestId('session-ended').waitFor();
     expect((await phone.context.cookies()).filter((c) => c.name.startsWith('authentication-'))).toEqual([]);
     await phone.page.goto(`${t.url}/Account/Sessions`);
@@ -120,12 +122,13 @@ describe('active sessions in a browser', () => {
     await screenshot(admin.page, 'users-sessions');
 
     await admin.page.click(`tr[data-session-id="${erinSid}"] button.end-session`);
+    await confirmInPage(admin.page);
     await admin.page.locator('#session-messages .notice').waitFor();
     await waitForCount(admin.page, 0);
     await expect(admin.page.locator('#session-list').innerText()).resolves.toContain('No active sessions.');
 
     await erin.page.goto(`${t.url}/`);
-    await erin.page.waitForURL(/\/Account\/Login\?returnUrl=%2F$/);
+    await erin.page.waitForURL(/\/Account\/Login\?returnUrl=%2F&session=ended$/);
     const logouts = await t.db.query(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [user.id]);
     expect(logouts).toEqual([{ ReasonId: 4, CutByUser: 'Administrator' }]);
     // The administrator's own session is untouched.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
+import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
 
@@ -172,6 +172,7 @@ describe('web pages in a browser', () => {
     await expect(page.locator('body').innerText()).resolves.not.toContain(value);
 
     await row.locator('button.revoke-key').click();
+    await confirmInPage(page, /Revoke the API key “Nightly export”\?/);
     await page.locator('#api-key-messages').filter({ hasText: 'is revoked' }).waitFor();
     await row.waitFor({ state: 'detached' });
     const afterRevoke = await fetch(`${t.url}/api/Authentication/Session`, { headers: { 'x-api-key': value } });
@@ -194,11 +195,15 @@ describe('web pages in a browser', () => {
     await page.goto(`${t.url}/Administration/Security/Users?user=carol`);
     await expect(page.locator('#user-name').innerText()).resolves.toBe('carol');
     await page.click('#revoke-sessions');
+    await confirmInPage(page, /End every session of carol\?/);
     await page.locator('#user-messages .notice').waitFor();
     await expect(page.locator('#user-messages').innerText()).resolves.toBe('Every session of carol has been ended.');
 
+    // Carol's browser lands on the sign-in page, told why.
     await carol.page.goto(`${t.url}/`);
-    await carol.page.waitForURL(/\/Account\/Login\?returnUrl=%2F$/);
+    await carol.page.waitForURL(/\/Account\/Login\?returnUrl=%2F&session=ended$/);
+    await expect(carol.page.getByTestId('session-ended').innerText()).resolves.toMatch(/Your session was ended: .*an administrator ended your sessions\. Sign in again/);
+    await screenshot(carol.page, 'login-session-ended');
     const rows = await t.db.query<{ ReasonId: number; CutByUser: string }>(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "CreatedUser" = 'carol'`);
     expect(rows).toEqual([expect.objectContaining({ ReasonId: 2, CutByUser: 'Administrator' })]);
     // The administrator's own session is untouched.
@@ -220,6 +225,7 @@ describe('web pages in a browser', () => {
     await page.goto(`${t.url}/Administration/Security/Users?user=dora`);
     await expect(page.locator('#user-name').innerText()).resolves.toBe('dora');
     await page.click('#delete-user');
+    await confirmInPage(page, /Delete dora\?/);
     await page.locator('#user-detail .notice').filter({ hasText: 'dora is deleted.' }).waitFor();
     await expect(page.locator('#users tr[data-user="dora"]').count()).resolves.toBe(0);
     const [row] = await t.db.query<{ Deleted: boolean }>(`SELECT "Deleted" FROM "UserRegistry" WHERE "Id" = $1`, [id]);
@@ -240,6 +246,7 @@ describe('web pages in a browser', () => {
     await page.click('#new-user');
     await page.fill('#new-user-name', 'erin');
     await page.fill('#new-user-email', 'erin@example.test');
+    await page.selectOption('#new-user-role', { label: 'Administrator' });
     await page.fill('#new-user-password', STRONG);
     await page.fill('#new-user-repeat', STRONG);
     await page.uncheck('#new-user-must-change');
@@ -299,7 +306,7 @@ describe('web pages in a browser', () => {
     expect(await bars.count()).toBe(10);
     const frequencies = await bars.evaluateAll((els) => els.map((e) => Number(e.getAttribute('data-frequency'))));
     expect(frequencies).toEqual([2, 2, 2, 2, 2, 2, 2, 2, 2, 2]);
-    await expect(page.getByTestId('statistics-durationMicroseconds').innerText()).resolves.toMatch(/MIN\s*1,000[\s\S]*MAX\s*20,000[\s\S]*MEAN\s*10,500/i);
+    await expect(page.getByTestId('statistics-durationMicroseconds').innerText()).resolves.toMatch(/MIN\s*1 ms[\s\S]*MAX\s*20 ms[\s\S]*MEAN\s*10.5 ms/i);
     await expect(page.locator('#grid-summary').innerText()).resolves.toMatch(/^20 matching rows/);
     await page.locator('#grid-summary[data-state="ready"]').waitFor();
     await expect(page.locator('#grid tbody').innerText()).resolves.toMatch(/BulkCopyArchiveBuffer/);
@@ -309,11 +316,11 @@ describe('web pages in a browser', () => {
     await page.click('th button[data-field="durationMicroseconds"]');
     await page.waitForURL(/sortField=durationMicroseconds&sortDirection=asc/);
     await page.locator('#grid-summary[data-state="ready"]').waitFor();
-    await expect(page.locator('#grid tbody tr:first-child td:nth-child(6)').innerText()).resolves.toBe('1,000');
+    await expect(page.locator('#grid tbody tr:first-child td:nth-child(6)').innerText()).resolves.toBe('1 ms');
     await page.click('th button[data-field="durationMicroseconds"]');
     await page.waitForURL(/sortField=durationMicroseconds&sortDirection=desc/);
     await page.locator('#grid-summary[data-state="ready"]').waitFor();
-    await expect(page.locator('#grid tbody tr:first-child td:nth-child(6)').innerText()).resolves.toBe('20,000');
+    await expect(page.locator('#grid tbody tr:first-child td:nth-child(6)').innerText()).resolves.toBe('20 ms');
 
     // Filter on the stage: BulkCopyArchiveBuffer (4) holds the five shortest.
     await page.selectOption('select[name="stageId"]', '4');
@@ -344,13 +351,14 @@ describe('web pages in a browser', () => {
       ['Performance/CaptureQueueHealth', ['queueId']],
       ['Logs/ModelInvokeWarning', ['search']],
       ['Security/UserLogout', ['search']],
+      ['Security/UserLogin', ['search', 'failed', 'failureTypeId']],
     ];
     for (const [path, filters] of pages) {
       await page.goto(`${t.url}/Administration/${path}`);
       await page.locator('#grid-summary[data-state="ready"]').waitFor();
       expect(await page.locator('#content .notice-error').count()).toBe(0);
       const names = await page.locator('#grid-toolbar [name]').evaluateAll((els) => els.map((e) => e.getAttribute('name')));
-      expect(names.sort()).toEqual(['from', 'take', 'to', ...filters].sort());
+      expect(names.sort()).toEqual(['from', 'to', ...filters].sort());
     }
     // Capture Queue Health shows queue names and a histogram per statistics column.
     await page.goto(`${t.url}/Administration/Performance/CaptureQueueHealth`);
@@ -401,7 +409,9 @@ describe('web pages in a browser', () => {
     await expect(page.locator('.lead').innerText()).resolves.toBe('Welcome, Administrator.');
     await screenshot(page, 'home');
     await page.goto(`${t.url}/Account/Logout`);
+    await page.locator('body[data-ready="true"]').waitFor();
     await expect(page.locator('#content').innerText()).resolves.toMatch(/signed in as Administrator/);
+    await expect(page.locator('#logout-scope').innerText()).resolves.toMatch(/ends every session of your account/);
     const still = await page.evaluate(async () => (await fetch('/api/Authentication/Session')).status);
     expect(still).toBe(200);
     await screenshot(page, 'logout-confirm');

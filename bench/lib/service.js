@@ -36,9 +36,9 @@ async function createDatabase(prefix = 'tm_bench') {
   };
 }
 
-/** Starts dist/main.js (or another build's main.js, for a before/after comparison) on `port`; resolves once it answers. */
-async function startService(env, port, main = join(__dirname, '..', '..', 'dist', 'main.js')) {
-  const child = spawn(process.execPath, [main], {
+/** Starts dist/main.js (of this checkout, or of the checkout at `root`) on a free port; resolves once it answers. */
+async function startService(env, port, root = join(__dirname, '..', '..')) {
+  const child = spawn(process.execPath, [join(root, 'dist', 'main.js')], {
     env: {
       ...process.env,
       JwtKey: JWT_KEY,
@@ -109,17 +109,20 @@ function processCpuMs(pid) {
  * cores hits every target alike; returns the median requests/s and non-2xx count per target. With
  * `pid` (the service's process), also the median service CPU time per request: on two shared cores the
  * load generator's own CPU caps requests/s, so CPU per request shows the service's cost more directly.
+ * `pidOf(target)` names the process per target instead (two services compared side by side).
  */
-async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2, pid } = {}) {
+async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2, pid, pidOf } = {}) {
   for (const t of targets) await cannon({ ...t.options, duration: warmup });
   const samples = new Map(targets.map((t) => [t.name, []]));
   const cpu = new Map(targets.map((t) => [t.name, []]));
   const errors = new Map(targets.map((t) => [t.name, 0]));
+  const measured = pid !== undefined || pidOf !== undefined;
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
-      const before = pid ? processCpuMs(pid) : 0;
+      const target = pidOf ? pidOf(t) : pid;
+      const before = measured ? processCpuMs(target) : 0;
       const result = await cannon({ ...t.options, duration: seconds });
-      if (pid) cpu.get(t.name).push(((processCpuMs(pid) - before) * 1000) / Math.max(1, result.requests.total));
+      if (measured) cpu.get(t.name).push(((processCpuMs(target) - before) * 1000) / Math.max(1, result.requests.total));
       samples.get(t.name).push(result.requests.average);
       errors.set(t.name, errors.get(t.name) + result.non2xx + result.errors);
     }
@@ -128,7 +131,7 @@ async function alternate(targets, { rounds = 5, seconds = 4, warmup = 2, pid } =
     name: t.name,
     rps: median(samples.get(t.name)),
     samples: samples.get(t.name),
-    cpuMicrosPerRequest: pid ? median(cpu.get(t.name)) : null,
+    cpuMicrosPerRequest: measured ? median(cpu.get(t.name)) : null,
     errors: errors.get(t.name),
   }));
 }

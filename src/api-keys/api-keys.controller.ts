@@ -1,5 +1,14 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
-import { ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiQuery,
+  ApiTags,
+} from '@nestjs/swagger';
+import { badRequest } from '../common/problem';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { Permission } from '../users/permissions';
@@ -27,10 +36,21 @@ export class ApiKeysController {
 
   @Get(':id/ApiKey')
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
-  @ApiOkResponse({ type: [ApiKeyDto], description: 'Active keys; revoked keys are left out.' })
+  @ApiQuery({
+    name: 'includeRevoked',
+    required: false,
+    schema: { type: 'boolean', default: false },
+    description: 'true: revoked keys follow the active ones, with revoked, revokedDate and revokedBy (the history).',
+  })
+  @ApiOkResponse({ type: [ApiKeyDto], description: 'Active keys; revoked keys are left out unless includeRevoked=true.' })
+  @ApiBadRequestResponse({ description: 'includeRevoked is neither true nor false.' })
   @ApiNotFoundResponse({ description: 'No such user within the caller\'s tenant.' })
-  list(@Param('id', RegistryIdPipe) id: number, @CurrentPrincipal() caller: Principal): Promise<ApiKeyDto[]> {
-    return this.apiKeys.list(caller, id);
+  list(
+    @Param('id', RegistryIdPipe) id: number,
+    @CurrentPrincipal() caller: Principal,
+    @Query('includeRevoked') includeRevoked?: unknown,
+  ): Promise<ApiKeyDto[]> {
+    return this.apiKeys.list(caller, id, { includeRevoked: booleanQuery('includeRevoked', includeRevoked) });
   }
 
   @Delete(':id/ApiKey/:keyId')
@@ -45,4 +65,13 @@ export class ApiKeysController {
   ): Promise<void> {
     await this.apiKeys.revoke(caller, id, keyId);
   }
+}
+
+/** An optional true/false query parameter (any case); anything else, or given twice, is a 400 naming it. */
+function booleanQuery(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  const text = typeof value === 'string' ? value.trim().toLowerCase() : null;
+  if (text === 'true') return true;
+  if (text === 'false') return false;
+  throw badRequest('The query is not valid.', [{ field: name, message: `${name} must be true or false.` }]);
 }

@@ -36,4 +36,10 @@ export class ApiKeyDto {
   @ApiProperty({ nullable: true, type: String }) createdUser!: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'Written at most once a minute.' })
   lastUsedDate!: string | null;
+  @ApiPropertyOptional({ description: 'Only with includeRevoked=true: whether the key is revoked.' })
+  revoked?: boolean;
+  @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'Only with includeRevoked=true: when it was revoked.' })
+  revokedDate?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, description: 'Only with includeRevoked=true: the user name of whoever revoked it.' })
+  revokedBy?: string | null;
 }

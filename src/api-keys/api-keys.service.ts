@@ -65,9 +65,13 @@ export class ApiKeys {
     };
   }
 
-  async list(caller: Principal, userRegistryId: number): Promise<ApiKeyDto[]> {
+  /**
+   * The user's keys. By default only active ones, exactly as contract 5 answers; with
+   * `includeRevoked` the revoked ones follow as history, each with when and by whom it was revoked.
+   */
+  async list(caller: Principal, userRegistryId: number, options: { includeRevoked?: boolean } = {}): Promise<ApiKeyDto[]> {
     const user = await this.targets.find(caller, userRegistryId);
-    const rows = await this.keys.findActiveByUser(user.id);
+    const rows = options.includeRevoked ? await this.keys.findByUser(user.id) : await this.keys.findActiveByUser(user.id);
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
@@ -76,6 +80,9 @@ export class ApiKeys {
       createdDate: r.createdDate.toISOString(),
       createdUser: r.createdUser,
       lastUsedDate: r.lastUsedDate?.toISOString() ?? null,
+      ...(options.includeRevoked
+        ? { revoked: r.deleted, revokedDate: r.deletedDate?.toISOString() ?? null, revokedBy: r.deletedUser }
+        : {}),
     }));
   }
 

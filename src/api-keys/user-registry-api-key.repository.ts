@@ -38,6 +38,18 @@ export class UserRegistryApiKeyRepository {
     });
   }
 
+  /** Every key of the user, the active ones first, then the revoked ones (the history), each oldest first. */
+  findByUser(userRegistryId: number): Promise<UserRegistryApiKey[]> {
+    return this.repository.find({
+      select: {
+        id: true, name: true, description: true, apiKeyDisplay: true, createdDate: true, createdUser: true, lastUsedDate: true,
+        deleted: true, deletedDate: true, deletedUser: true,
+      },
+      where: { userRegistryId },
+      order: { deleted: 'ASC', id: 'ASC' },
+    });
+  }
+
   /** Every key that is not revoked (the active set's reload). */
   findActive(): Promise<ActiveKeyRow[]> {
     return this.activeQuery().getRawMany<ActiveKeyRow>().then(trimHashes);

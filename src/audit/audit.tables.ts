@@ -22,8 +22,18 @@ export const USER_LOGIN_TABLE: ReadTable = {
     col('LocalIp'),
     col('UserAgent'),
   ],
-  filters: [],
+  filters: [
+    { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: failed attempts only; false: successful ones only.' },
+    {
+      param: 'failureTypeId',
+      sql: 't."FailureTypeId"',
+      type: 'integer',
+      values: Object.keys(FAILURE_TYPE_NAMES).map(Number),
+      description: 'Failed attempts of this FailureTypeId only (service.md 2.3); any other value answers 400.',
+    },
+  ],
   searchColumns: ['t."CreatedUser"', 't."RemoteIp"', 't."UserAgent"', 't."FailureMessage"'],
+  searchLookups: ['failureReason', 'authenticationType'],
   statistics: [],
   access: TENANT_SCOPED,
 };
@@ -51,6 +61,7 @@ export const USER_LOGOUT_TABLE: ReadTable = {
   ],
   filters: [],
   searchColumns: ['t."CreatedUser"', 't."CutByUser"', 't."RemoteIp"', 't."UserAgent"', 't."Message"'],
+  searchLookups: ['reason', 'outcome'],
   statistics: [],
   access: TENANT_SCOPED,
 };

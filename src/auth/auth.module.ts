@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { UsersModule } from '../users/users.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
@@ -14,6 +15,8 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
+  // The guard's per-request read lives in the UserRegistry repository.
+  imports: [UsersModule],
   providers: [
     TokenService,
     SessionCookies,

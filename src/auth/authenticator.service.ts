@@ -18,9 +18,9 @@ export function presentedCredential(req: Request): PresentedCredential {
   const apiKey = req.headers['x-api-key'];
   if (apiKey !== undefined) return { type: 'ApiKey', value: Array.isArray(apiKey) ? apiKey[0] : apiKey };
   const authorization = req.headers.authorization;
-  if (authorization !== undefined && /^bearer\s/i.test(authorization)) {
-    return { type: 'Bearer', value: authorization.slice(7).trim() };
-  }
+  // Only `Bearer <token>` is a bearer credential; an empty one leaves the cookie in charge (contract 13).
+  const bearer = authorization !== undefined && /^bearer\s/i.test(authorization) ? authorization.slice(7).trim() : '';
+  if (bearer !== '') return { type: 'Bearer', value: bearer };
   const cookie = (req.cookies as Record<string, string> | undefined)?.[JWT_COOKIE];
   if (typeof cookie === 'string' && cookie !== '') return { type: 'Cookie', value: cookie };
   return null;

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { sendProblem } from '../common/problem';
+import { presentedCredential } from './authenticator.service';
 import { JWT_COOKIE } from './cookies';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -22,9 +23,8 @@ export function requestOrigin(req: Request): string | null {
 }
 
 /**
- * With CsrfOriginCheck, a state-changing request that carries the session cookie and neither an
- * Authorization nor an x-api-key header must prove it is same-origin (contract 4); cookies carry no
- * antiforgery token.
+ * Same-origin proof for a cookie-authenticated state-changing request (contract 4); cookies carry
+ * no antiforgery token: Sec-Fetch-Site, else Origin, else Referer, else refused.
  */
 export function isProvablySameOrigin(req: Request): boolean {
   const fetchSite = req.get('sec-fetch-site');
@@ -38,16 +38,21 @@ export function isProvablySameOrigin(req: Request): boolean {
   return false;
 }
 
+/**
+ * Whether the session cookie is what authenticates this request (contract 13): it carries the cookie,
+ * and neither an x-api-key header nor `Authorization: Bearer <token>` takes precedence over it
+ * (the same precedence as the authenticator's, {@link presentedCredential}). Any other Authorization
+ * header (Basic, Negotiate, an empty Bearer) leaves the cookie in charge, so it exempts nothing.
+ */
+export function cookieAuthenticates(req: Request): boolean {
+  if ((req.cookies as Record<string, string> | undefined)?.[JWT_COOKIE] === undefined) return false;
+  const credential = presentedCredential(req);
+  return credential === null || credential.type === 'Cookie';
+}
+
 export function csrfOriginCheck(enabled: boolean) {
   return (req: Request, res: Response, next: NextFunction): void => {
-    if (
-      enabled &&
-      UNSAFE.has(req.method) &&
-      (req.cookies as Record<string, string> | undefined)?.[JWT_COOKIE] !== undefined &&
-      req.headers.authorization === undefined &&
-      req.headers['x-api-key'] === undefined &&
-      !isProvablySameOrigin(req)
-    ) {
+    if (enabled && UNSAFE.has(req.method) && cookieAuthenticates(req) && !isProvablySameOrigin(req)) {
       sendProblem(res, {
         type: 'about:blank',
         title: 'Forbidden',

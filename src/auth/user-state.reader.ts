@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { PermissionSpecificationRepository } from '../users/permission-specification.repository';
+import { GuardSessionRow, GuardUserRow, UserRegistryRepository } from '../users/user-registry.repository';
 import type { Principal } from './principal';
 
 /** The user row as the guard needs it on every request. */
@@ -41,50 +40,8 @@ export function principalOf(
   };
 }
 
-/**
- * One row per user with the role's permissions aggregated by a join, and the open sessions named by
- * the batch's tokens (contract 14: checked in the same read as the user row, no second round trip);
- * each list comes back in one JSON text cell, which node-postgres hands over unparsed (cheaper than
- * parsing typed columns). A landlord holds every permission specification; that list is read once (it
- * changes only with migrations), which keeps the per-request statement free of per-row sub-plans:
- * measured here, ARRAY(SELECT …) sub-plans cut PostgreSQL's throughput for this statement from ~8000
- * to ~4800 per second. The two lists are uncorrelated scalar sub-queries, each run once per batch.
- * A session that has ended is simply absent, like one that never existed: both are refused.
- */
-const READ_USERS = `
-  SELECT (SELECT coalesce(json_agg(x), '[]') FROM (
-    SELECT u."Id" AS id, u."Name" AS name, u."Active" AS active, u."Deleted" AS deleted,
-           u."PasswordLocked" AS "passwordLocked",
-           (extract(epoch FROM u."TokensValidFrom") * 1000)::float8 AS "tokensValidFrom",
-           t."Id" AS "tenantRegistryId", t."Name" AS "tenantName", t."Active" AS "tenantActive", t."Landlord" AS landlord,
-           r."Active" AS "roleActive", array_remove(array_agg(p."PermissionSpecificationId"), NULL) AS permissions
-      FROM "UserRegistry" u
-      JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-      JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
-      LEFT JOIN "RoleRegistryPermission" p ON p."RoleRegistryId" = r."Id"
-     WHERE u."Id" = ANY($1::int[])
-     GROUP BY u."Id", r."Id", t."Id") x)::text AS rows,
-    (SELECT coalesce(json_agg(s), '[]') FROM (
-    SELECT "Id" AS id, "UserRegistryId" AS "userRegistryId", (extract(epoch FROM "LastSeenDate") * 1000)::float8 AS "lastSeen"
-      FROM "UserSession"
-     WHERE "Id" = ANY($2::uuid[]) AND "EndedDate" IS NULL) s)::text AS sessions`;
-
-const READ_ALL_PERMISSIONS = `SELECT coalesce(array_agg("Id" ORDER BY "Id"), '{}') AS ids FROM "PermissionSpecification"`;
-
-/** A row as the statement returns it, inside one JSON text cell (cheaper to parse than columns). */
-type UserRow = Omit<UserState, 'permissions' | 'tokensValidFrom'> & {
-  tokensValidFrom: number | null;
-  roleActive: boolean;
-  permissions: number[];
-};
-
 /** An open session as the guard checks it (contract 14). */
-export interface OpenSession {
-  id: string;
-  userRegistryId: number;
-  /** LastSeenDate, Unix milliseconds: when it was last written (at most once a minute). */
-  lastSeen: number;
-}
+export type OpenSession = GuardSessionRow;
 
 /** The user row and, when a session id was asked for, that session if it is still open. */
 export interface UserAndSession {
@@ -110,13 +67,13 @@ interface Waiter {
 export class UserStateReader {
   private pending: Waiter[] = [];
   private scheduled = false;
-  private readonly pool: Pool;
-  /** Every permission specification id, read on first use: what a landlord holds. */
+  /** Every permission specification id, read on first use: what a landlord holds (it changes only with migrations). */
   private allPermissions: Promise<number[]> | null = null;
 
-  constructor(@InjectDataSource() dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
-  }
+  constructor(
+    private readonly users: UserRegistryRepository,
+    private readonly permissions: PermissionSpecificationRepository,
+  ) {}
 
   /** The user row alone (API keys have no sessions). */
   async read(id: number): Promise<UserState | null> {
@@ -147,14 +104,10 @@ export class UserStateReader {
     this.scheduled = false;
     const ids = [...new Set(batch.map((w) => w.id))];
     const sessionIds = [...new Set(batch.flatMap((w) => (w.sessionId === null ? [] : [w.sessionId])))];
-    Promise.all([
-      this.landlordPermissions(),
-      this.pool.query<{ rows: string; sessions: string }>({ name: 'tm-user-state', text: READ_USERS, values: [ids, sessionIds] }),
-    ])
-      .then(([all, result]) => {
-        const rows = JSON.parse(result.rows[0].rows) as UserRow[];
-        const byId = new Map(rows.map((row) => [row.id, this.toState(row, all)]));
-        const sessions = new Map((JSON.parse(result.rows[0].sessions) as OpenSession[]).map((s) => [s.id, s]));
+    Promise.all([this.landlordPermissions(), this.users.readForGuard(ids, sessionIds)])
+      .then(([all, read]) => {
+        const byId = new Map(read.users.map((row) => [row.id, this.toState(row, all)]));
+        const sessions = new Map(read.sessions.map((s) => [s.id, s]));
         for (const waiter of batch) {
           const session = waiter.sessionId === null ? null : (sessions.get(waiter.sessionId) ?? null);
           waiter.resolve({ state: byId.get(waiter.id) ?? null, session });
@@ -166,17 +119,14 @@ export class UserStateReader {
   }
 
   private landlordPermissions(): Promise<number[]> {
-    this.allPermissions ??= this.pool.query<{ ids: number[] }>(READ_ALL_PERMISSIONS).then(
-      (result) => result.rows[0].ids,
-      (error: unknown) => {
-        this.allPermissions = null;
-        throw error;
-      },
-    );
+    this.allPermissions ??= this.permissions.findAllIds().catch((error: unknown) => {
+      this.allPermissions = null;
+      throw error;
+    });
     return this.allPermissions;
   }
 
-  private toState(row: UserRow, all: number[]): UserState {
+  private toState(row: GuardUserRow, all: number[]): UserState {
     const { roleActive, permissions, tokensValidFrom, ...state } = row;
     return {
       ...state,

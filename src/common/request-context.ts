@@ -8,8 +8,10 @@ export interface RequestContext {
 }
 
 /**
- * req.ip honours X-Forwarded-For only when TrustProxy is set (Express `trust proxy`), so a caller
- * cannot choose the address that is written to the audit trail.
+ * req.ip is the client address of contract 13: the right-most X-Forwarded-For entry that is not one
+ * of the proxies TrustProxy names (Express `trust proxy` set to a hop count or an address list, never
+ * `true`), so a caller cannot choose the address written to the audit trail or counted by the
+ * per-address rules.
  */
 export function requestContext(req: Request): RequestContext {
   return {

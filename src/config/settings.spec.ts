@@ -70,6 +70,35 @@ describe('settings (contract 1)', () => {
     expect(problems({ OAuthAuthority: 'http://127.0.0.1:4000' })).toEqual([]);
   });
 
+  it('reads SignInThrottle as count/interval (default 20/5n), 0 for off (contract 13)', () => {
+    const throttle = (value?: string) => loadSettings(value === undefined ? {} : { SignInThrottle: value }).signInThrottle;
+    expect(throttle()).toEqual({ limit: 20, windowMs: 300_000 });
+    expect(throttle('0')).toBeNull();
+    expect(throttle('0/5n')).toBeNull();
+    expect(throttle('5/30s')).toEqual({ limit: 5, windowMs: 30_000 });
+    expect(throttle('100 / 1h')).toEqual({ limit: 100, windowMs: 3_600_000 });
+    for (const bad of ['20', '20/5', '20/5w', 'x/5n', '20/0n', '-1/5n', 'off']) {
+      expect(problems({ SignInThrottle: bad })).toEqual([expect.stringMatching(/^SignInThrottle:/)]);
+    }
+  });
+
+  it('reads TrustProxy as False, True (one hop), a hop count or a list of addresses and ranges (contract 13)', () => {
+    const trust = (value?: string) => loadSettings(value === undefined ? {} : { TrustProxy: value }).trustProxy;
+    expect(trust()).toBe(false);
+    expect(trust('False')).toBe(false);
+    expect(trust('0')).toBe(false);
+    expect(trust('True')).toBe(1);
+    expect(trust('true')).toBe(1);
+    expect(trust('1')).toBe(1);
+    expect(trust('3')).toBe(3);
+    expect(trust('10.0.0.0/8, 192.0.2.7,2001:db8::/32 , ::1')).toEqual(['10.0.0.0/8', '192.0.2.7', '2001:db8::/32', '::1']);
+    for (const bad of ['yes', '-1', '33', '1.5', '10.0.0.0/33', '300.1.1.1', 'proxy.example', '10.0.0.0/8,,', 'loopback', '2001:db8::/129', '10.0.0.0/']) {
+      const found = problems({ TrustProxy: bad });
+      expect(found).toHaveLength(1);
+      expect(found[0]).toMatch(/^TrustProxy:/);
+    }
+  });
+
   it('reads PEM keys with literal \\n as newlines', () => {
     const s = loadSettings({
       PasswordAsymmetricEncryption: 'True',

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 
 /** Unit of an interval setting: seconds, minutes (n), hours, days. */
@@ -13,10 +14,14 @@ export interface Settings {
   bindAddress: string | null;
   connectionString: string | null;
   dataDirectory: string;
+  /** Milliseconds an unused database connection stays in the pool (0: kept open). */
+  databasePoolIdleTimeoutMs: number;
   redisConnectionString: string | null;
   administratorInitialPassword: string;
   instance: string;
   logLevel: 'error' | 'warn' | 'log' | 'debug' | 'verbose';
+  /** Log lines as text, or as one JSON object per line (for log shippers). */
+  logFormat: 'text' | 'json';
 
   /** Secrets; null until resolved (generated outside production, see secrets.ts). */
   jwtKey: string | null;
@@ -26,7 +31,8 @@ export interface Settings {
   jwtAudience: string;
 
   secureHttpCookie: boolean;
-  trustProxy: boolean;
+  /** Express `trust proxy`: false, a hop count, or the proxies' addresses and CIDR ranges (contract 13). */
+  trustProxy: TrustProxy;
   sessionCookie: boolean;
   csrfOriginCheck: boolean;
   /** Absolute session lifetime in milliseconds. */
@@ -36,6 +42,8 @@ export interface Settings {
   /** How long ended UserSession rows are kept before the daily purge (contract 14), in milliseconds. */
   sessionRetentionMs: number;
 
+  /** Failed sign-ins tolerated per client address and window (SignInThrottle, contract 13); null: off. */
+  signInThrottle: SignInThrottleSetting | null;
   passwordAttempts: number;
   passwordExpiryDays: number;
   passwordAsymmetricEncryption: boolean;
@@ -66,6 +74,65 @@ export interface Settings {
   otlpEndpoint: string | null;
   otlpHeaders: string | null;
   otlpExportIntervalMs: number;
+
+  /** Deadlines on every wait for a dependency (see .env.example), in milliseconds. */
+  databaseConnectTimeoutMs: number;
+  databaseQueryTimeoutMs: number;
+  redisCommandTimeoutMs: number;
+  negotiateTimeoutMs: number;
+  /** Prefix of every Redis channel name, so deployments sharing one Redis stay apart. */
+  redisChannelPrefix: string;
+}
+
+/**
+ * Which peers may speak for the client in X-Forwarded-For: none (false), the nearest N hops, or the
+ * listed proxy addresses and CIDR ranges. The client is the right-most entry that is not a trusted
+ * proxy, so entries a client writes to the left of what our own proxies append are never used.
+ */
+export type TrustProxy = false | number | string[];
+
+/** `SignInThrottle`: at most `limit` failed sign-ins per client address within `windowMs`. */
+export interface SignInThrottleSetting {
+  limit: number;
+  windowMs: number;
+}
+
+/** Most hops a deployment can have in front of the service; more is a typo. */
+const MAX_PROXY_HOPS = 32;
+
+/**
+ * TrustProxy: False (default), True (one hop: the immediate peer only), a whole number of hops, or a
+ * comma-separated list of proxy addresses or CIDR ranges. True never means "every hop" (Express's
+ * own `true`), which would let a client choose its address by writing X-Forwarded-For itself.
+ */
+export function parseTrustProxy(value: string | undefined): TrustProxy | { problem: string } {
+  if (value === undefined) return false;
+  const lower = value.toLowerCase();
+  if (lower === 'false' || lower === '0') return false;
+  if (lower === 'true') return 1;
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    if (hops >= 1 && hops <= MAX_PROXY_HOPS) return hops;
+    return { problem: `TrustProxy: a hop count must be from 1 to ${MAX_PROXY_HOPS}, got "${value}"` };
+  }
+  const entries = value.split(',').map((entry) => entry.trim());
+  const bad = entries.filter((entry) => !isAddressOrRange(entry));
+  if (bad.length > 0) {
+    return {
+      problem: `TrustProxy: expected False, True, a hop count or a comma-separated list of addresses and CIDR ranges; not an address or range: "${bad[0]}"`,
+    };
+  }
+  return entries;
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const slash = entry.indexOf('/');
+  const address = slash < 0 ? entry : entry.slice(0, slash);
+  const family = isIP(address);
+  if (family === 0) return false;
+  if (slash < 0) return true;
+  const prefix = entry.slice(slash + 1);
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 export const DEFAULT_MFA_CLIENT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -156,6 +223,30 @@ class Reader {
     }
   }
 
+  /** `count/window`, e.g. `20/5n` (20 failed sign-ins per 5 minutes), or `0` for off. */
+  signInThrottle(name: string, fallback: SignInThrottleSetting): SignInThrottleSetting | null {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (value === '0') return null;
+    const match = /^(\d+)\s*\/\s*(\d+)\s*([a-z])$/i.exec(value);
+    const unit = match?.[3].toLowerCase();
+    if (!match || !(unit! in UNIT_MS) || Number(match[2]) < 1 || Number(match[2]) > 1_000_000 || Number(match[1]) > 1_000_000) {
+      this.problems.push(`${name}: expected count/interval such as 20/5n (units s, n, h, d), or 0 for off, got "${value}"`);
+      return fallback;
+    }
+    if (Number(match[1]) === 0) return null;
+    return { limit: Number(match[1]), windowMs: Number(match[2]) * UNIT_MS[unit as IntervalUnit] };
+  }
+
+  trustProxy(name: string): TrustProxy {
+    const parsed = parseTrustProxy(this.raw(name));
+    if (typeof parsed === 'object' && !Array.isArray(parsed)) {
+      this.problems.push(parsed.problem);
+      return false;
+    }
+    return parsed;
+  }
+
   /** PEM given in one line with literal "\n" sequences standing for newlines (contract 12). */
   pem(name: string): string | null {
     const value = this.raw(name);
@@ -170,6 +261,8 @@ export function loadSettings(env: Env): Settings {
   const logLevel = (r.string('LogLevel', 'log') as string).toLowerCase();
   const logLevels = ['error', 'warn', 'log', 'debug', 'verbose'];
   if (!logLevels.includes(logLevel)) r.problems.push(`LogLevel: expected one of ${logLevels.join(', ')}`);
+  const logFormat = (r.string('LogFormat', 'text') as string).toLowerCase();
+  if (!['text', 'json'].includes(logFormat)) r.problems.push('LogFormat: expected text or json');
 
   const settings: Settings = {
     production,
@@ -177,10 +270,12 @@ export function loadSettings(env: Env): Settings {
     bindAddress: r.string('BindAddress', null),
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
+    databasePoolIdleTimeoutMs: r.int('DatabasePoolIdleTimeoutMilliseconds', 30_000, 0, 86_400_000),
     redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
     administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
     instance: r.string('Instance', hostname()),
     logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],
+    logFormat: logFormat === 'json' ? 'json' : 'text',
 
     jwtKey: r.string('JwtKey', null),
     apiHmacKey: r.string('ApiHmacKey', null),
@@ -189,13 +284,14 @@ export function loadSettings(env: Env): Settings {
     jwtAudience: r.string('JwtAudience', 'transaction-monitoring'),
 
     secureHttpCookie: r.bool('SecureHttpCookie', false),
-    trustProxy: r.bool('TrustProxy', false),
+    trustProxy: r.trustProxy('TrustProxy'),
     sessionCookie: r.bool('SessionCookie', true),
     csrfOriginCheck: r.bool('CsrfOriginCheck', true),
     sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
     revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
     sessionRetentionMs: r.unitSlashValue('SessionRetention', 'd', 30),
 
+    signInThrottle: r.signInThrottle('SignInThrottle', { limit: 20, windowMs: 5 * UNIT_MS.n }),
     passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),
     passwordExpiryDays: r.int('PasswordExpiryDays', 90, 1, 36500),
     passwordAsymmetricEncryption: r.bool('PasswordAsymmetricEncryption', false),
@@ -225,6 +321,12 @@ export function loadSettings(env: Env): Settings {
     otlpEndpoint: r.url('OTEL_EXPORTER_OTLP_ENDPOINT', ['https:', 'http:']),
     otlpHeaders: r.string('OTEL_EXPORTER_OTLP_HEADERS', null),
     otlpExportIntervalMs: r.int('OTEL_METRIC_EXPORT_INTERVAL', 60_000, 1000, 86_400_000),
+
+    databaseConnectTimeoutMs: r.int('DatabaseConnectTimeoutMilliseconds', 2000, 100, 60_000),
+    databaseQueryTimeoutMs: r.int('DatabaseQueryTimeoutMilliseconds', 3000, 200, 600_000),
+    redisCommandTimeoutMs: r.int('RedisCommandTimeoutMilliseconds', 2000, 100, 60_000),
+    negotiateTimeoutMs: r.int('NegotiateTimeoutMilliseconds', 2000, 100, 60_000),
+    redisChannelPrefix: r.string('RedisChannelPrefix', ''),
   };
 
   if (settings.jwtKey !== null && Buffer.byteLength(settings.jwtKey, 'utf8') < 32) {
@@ -266,6 +368,10 @@ export function loadSettings(env: Env): Settings {
     !/^[0-9a-f]{40}$/i.test(settings.outboundHttpMfaCertificateThumbprint.replace(/[:\s]/g, ''))
   ) {
     r.problems.push('OutboundHttpMfaCertificateThumbprint: expected a SHA-1 thumbprint (40 hex digits)');
+  }
+
+  if (!/^[\x21-\x7e]{0,64}$/.test(settings.redisChannelPrefix)) {
+    r.problems.push('RedisChannelPrefix: expected at most 64 printable characters without spaces');
   }
 
   if (r.problems.length > 0) throw new SettingsError(r.problems);

@@ -1,14 +1,23 @@
+import type { Duplex } from 'node:stream';
 import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 
 /** Key of the PostgreSQL advisory lock that serialises migrations across nodes starting together. */
 const MIGRATION_LOCK_KEY = 7_206_310_451;
 
+/** Pool options beyond the URL: idle timeout (DatabasePoolIdleTimeoutMilliseconds), the embedded stream. */
+export interface PoolOptions {
+  /** Milliseconds an unused connection stays open; 0 keeps it. */
+  idleTimeoutMillis?: number;
+  /** The embedded database's in-process connections (node-postgres `stream` option). */
+  stream?: () => Duplex;
+}
+
 /**
  * TypeORM options for a PostgreSQL URL. `synchronize` is never on: the schema comes from migrations.
  * Entities are registered by feature modules through autoLoadEntities, so none are listed here.
  */
-export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions {
+export function dataSourceOptions(url: string, poolSize = 10, pool: PoolOptions = {}): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -16,7 +25,7 @@ export function dataSourceOptions(url: string, poolSize = 10): DataSourceOptions
     migrationsRun: false,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
-    extra: { max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000 },
+    extra: { max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, ...pool },
   };
 }
 

@@ -43,7 +43,10 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
       imports: [EmbeddedPostgresModule],
       inject: [SETTINGS, EMBEDDED_POSTGRES],
       useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null) => ({
-        ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20),
+        ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20, {
+          idleTimeoutMillis: settings.databasePoolIdleTimeoutMs,
+          ...(embedded ? { stream: embedded.stream } : {}),
+        }),
         autoLoadEntities: true,
         // TypeORM's error log prints the failed statement with its parameters, which can hold
         // password hashes or key hashes; callers log what failed without the values instead.

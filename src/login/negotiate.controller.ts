@@ -6,12 +6,14 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiProperty,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
 import type { Request, Response } from 'express';
 import { Public } from '../auth/decorators';
+import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { MfaRequiredDto, TokenDto } from './login.dto';
 import { NegotiateSignIn, NegotiateSignInResult } from './negotiate.service';
@@ -37,6 +39,7 @@ export class NegotiateController {
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set; `WWW-Authenticate: Negotiate <token>` when the server has a final token.' })
   @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Identity proven; post the passcode to ByNegotiateMfa.' })
   @ApiUnauthorizedResponse({ description: '`WWW-Authenticate: Negotiate`: start or restart the handshake; or the user is not permitted.' })
+  @ApiServiceUnavailableResponse({ description: 'The ticket could not be checked in time (Kerberos acceptor or database unavailable).' })
   @ApiNotFoundResponse({ description: 'NegotiateAuthentication is off.' })
   async byNegotiate(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto | MfaRequiredDto> {
     if (!this.negotiate.enabled) throw notFound();
@@ -46,6 +49,7 @@ export class NegotiateController {
   @Post('ByNegotiateMfa')
   @HttpCode(200)
   @Public()
+  @JsonBodyOnly()
   @ApiOperation({ summary: 'The second factor after a 202 from ByNegotiate, under a new Negotiate handshake.' })
   @ApiHeader({ name: 'Authorization', required: true, description: '`Negotiate <token>`' })
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })

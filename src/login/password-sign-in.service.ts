@@ -14,6 +14,7 @@ import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { ChangePasswordDto, PasswordSignInDto } from './login.dto';
 import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
+import { SignInThrottle } from './sign-in-throttle.service';
 
 /** The one answer for every failed sign-in, whatever the cause (contract 3). */
 export const SIGN_IN_FAILED = 'The user name, password or passcode is not valid.';
@@ -44,10 +45,13 @@ export class PasswordSignIn {
     private readonly completion: SignInCompletion,
     private readonly revocation: SessionRevocation,
     private readonly mfa: MfaProvider,
+    private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
   async signIn(dto: PasswordSignInDto, req: Request, res: Response): Promise<PasswordSignInResult> {
+    // Before anything is looked up or verified: an address past SignInThrottle gets 429 (contract 13).
+    const ticket = await this.throttle.enter(req, AuthenticationTypeId.UserNamePassword, dto.userName);
     const context = requestContext(req);
     const opened = this.openPasswords(dto);
     const attempt = opened.password ?? '';
@@ -64,7 +68,7 @@ export class PasswordSignIn {
     };
 
     const account = await this.accounts.findByName(dto.userName);
-    // Failures decided before any verify still count nothing and cost one dummy verify, like the rest.
+    // Failures decided before any verify count nothing and cost one dummy verify, like the rest.
     const refuseEarly = async (failureTypeId: FailureTypeId): Promise<never> => {
       await this.accounts.countNoAttempt();
       await this.hasher.dummyVerify(attempt);
@@ -75,18 +79,29 @@ export class PasswordSignIn {
     if (account.passwordLocked) return refuseEarly(FailureTypeId.PasswordLocked);
     if (attempt === '' && !opened.passwordUnreadable) return refuseEarly(FailureTypeId.NoPassword);
 
-    const failures = await this.accounts.countAttempt(account.id);
+    // Counted before the verify, with the lock read in the same statement (contract 13): an attempt
+    // past the threshold, or on an account locked meanwhile, is refused without verifying.
+    const reserved = await this.accounts.reserveAttempt(account.id);
+    if (!reserved.mayVerify) {
+      await this.accounts.releaseAttempt(account.id);
+      await this.hasher.dummyVerify(attempt);
+      return fail(FailureTypeId.PasswordLocked, account);
+    }
     const verified = opened.passwordUnreadable
       ? (await this.hasher.dummyVerify(attempt), false)
       : await this.hasher.verify(account.passwordHash, attempt);
     if (!verified) {
-      await this.accounts.lockIfExceeded(account.id, failures);
+      await this.accounts.lockIfExceeded(account.id, reserved.count);
       return fail(FailureTypeId.PasswordMismatch, account);
     }
 
-    // The password is right from here on: a step that stops the sign-in takes back its count.
+    // The password is right from here on: a step that stops the sign-in takes back its count, unless
+    // the lock was reached meanwhile (then the answer must not tell that the password was right).
+    const releaseOrRefuse = async (): Promise<void> => {
+      if (!(await this.accounts.releaseRightAttempt(account.id, reserved))) await fail(FailureTypeId.PasswordLocked, account);
+    };
     if (this.accounts.isPasswordExpired(account) && dto.newPassword === undefined) {
-      await this.accounts.uncountAttempt(account.id);
+      await releaseOrRefuse();
       await this.recordFailure(account, FailureTypeId.PasswordExpired, context);
       throw new ProblemError(403, 'Forbidden', 'The password has expired and must be changed.', {
         code: 'PasswordChangeRequired',
@@ -96,7 +111,7 @@ export class PasswordSignIn {
     if (dto.newPassword !== undefined) {
       const problems = this.newPasswordProblems(account.wirePasswordHash, attempt, opened, dto.repeatNewPassword !== undefined);
       if (problems.length > 0) {
-        await this.accounts.uncountAttempt(account.id);
+        await releaseOrRefuse();
         await this.recordFailure(account, FailureTypeId.PasswordExpired, context);
         throw badRequest('The new password is not acceptable.', problems);
       }
@@ -105,20 +120,31 @@ export class PasswordSignIn {
 
     if (this.settings.enableMultifactorAuthentication) {
       if (!dto.mfa) {
-        await this.accounts.uncountAttempt(account.id);
+        await releaseOrRefuse();
+        await ticket.release();
         return { kind: 'mfaRequired' };
+      }
+      // The passcode is verified under the password attempt's place in the count: a burst of passcodes
+      // is bounded exactly like a burst of passwords. A lock set while the password was hashed stops it
+      // before the provider is asked.
+      if (await this.accounts.isLocked(account.id)) {
+        await this.accounts.releaseAttempt(account.id);
+        return fail(FailureTypeId.PasswordLocked, account);
       }
       const { ok } = await this.mfa.verify({ userName: account.name, passcode: dto.mfa });
       if (!ok) {
         // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
-        await this.accounts.lockIfExceeded(account.id, failures);
+        await this.accounts.lockIfExceeded(account.id, reserved.count);
         return fail(FailureTypeId.SecondFactorRejected, account);
       }
     }
 
+    // Before anything changes: a success that raced the lock is refused and changes nothing.
+    if (!(await this.accounts.recordSuccess(account.id, reserved))) return fail(FailureTypeId.PasswordLocked, account);
     if (newPassword !== null) await this.changePassword(account, newPassword, context);
-    const issued = await this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
-    return { kind: 'signedIn', issued };
+    const issued = await this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res, { alreadyRecorded: true });
+    await ticket.release();
+    return { kind: 'signedIn', issued: issued! };
   }
 
   /**
@@ -130,17 +156,26 @@ export class PasswordSignIn {
     const account = await this.accounts.findById(userRegistryId);
     if (!account || !account.active || account.passwordLocked) throw unauthorized();
     const opened = this.openPasswords(dto);
-    const failures = await this.accounts.countAttempt(account.id);
+    // The same bounded count as a sign-in (contract 13): a burst of guesses verifies at most
+    // PasswordAttempts + 1 of them, and the one that reaches the lock locks the account.
+    const reserved = await this.accounts.reserveAttempt(account.id);
+    if (!reserved.mayVerify) {
+      await this.accounts.releaseAttempt(account.id);
+      await this.hasher.dummyVerify(opened.password ?? '');
+      throw unauthorized();
+    }
     const verified = !opened.passwordUnreadable && (await this.hasher.verify(account.passwordHash, opened.password ?? ''));
     if (!verified) {
-      await this.accounts.lockIfExceeded(account.id, failures);
+      await this.accounts.lockIfExceeded(account.id, reserved.count);
       throw badRequest('The password was not changed.', [{ field: 'password', message: 'is not the current password' }]);
     }
-    await this.accounts.uncountAttempt(account.id);
+    if (!(await this.accounts.releaseRightAttempt(account.id, reserved))) throw unauthorized();
     const problems = this.newPasswordProblems(account.wirePasswordHash, opened.password!, opened, true);
     if (problems.length > 0) throw badRequest('The new password is not acceptable.', problems);
+    if (!(await this.accounts.recordSuccess(account.id))) throw unauthorized();
     await this.changePassword(account, opened.newPassword!, context);
-    return this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
+    const issued = await this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res, { alreadyRecorded: true });
+    return issued!;
   }
 
   private async changePassword(account: SignInAccount, newPassword: string, context: ReturnType<typeof requestContext>) {

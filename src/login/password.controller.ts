@@ -11,6 +11,7 @@ import {
 import type { Request, Response } from 'express';
 import { Authenticated, CurrentPrincipal, Public } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
+import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { UserAccounts } from '../users/user-accounts.service';
 import {
@@ -39,6 +40,7 @@ export class PasswordController {
 
   @Post('ByUserNamePassword')
   @Public()
+  @JsonBodyOnly()
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })
   @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Password right; re-post with `mfa`.' })
   @ApiForbiddenResponse({ description: 'Password expired: `code` is PasswordChangeRequired; re-post with newPassword.' })
@@ -63,6 +65,7 @@ export class PasswordController {
   @Post('ChangePassword')
   @HttpCode(200)
   @Authenticated()
+  @JsonBodyOnly()
   @ApiOkResponse({ type: TokenDto, description: 'Every earlier session ended; this is the new one.' })
   @ApiBadRequestResponse({ description: 'Current password wrong, or the new one breaks rules.' })
   async changePassword(
@@ -79,6 +82,7 @@ export class PasswordController {
   @Post('WirePasswordHash')
   @HttpCode(200)
   @Public()
+  @JsonBodyOnly()
   @ApiOkResponse({ type: WirePasswordHashDto, description: 'Unknown users answer false, like most users.' })
   async wirePasswordHash(@Body() body: WirePasswordHashQueryDto): Promise<WirePasswordHashDto> {
     const account = await this.accounts.findByName(body.userName);

@@ -9,7 +9,7 @@ import { Transactions } from '../database/transactions';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { UserSessionRepository } from '../sessions/user-session.repository';
-import { UserAccounts } from '../users/user-accounts.service';
+import { ReservedAttempt, UserAccounts } from '../users/user-accounts.service';
 
 /** An identity established by any scheme. */
 export interface EstablishedIdentity {
@@ -22,6 +22,9 @@ export interface EstablishedIdentity {
  * The end every successful sign-in shares, whatever the scheme: the failure count reset, the
  * UserLogin row and the new UserSession row written together (before the answer), then the service's
  * own JWT, naming that session (`sid`), and both cookies.
+ * The reset is conditional (contract 13): a success that raced the lock answers null, and the caller
+ * refuses it as a locked account (FailureTypeId 3) without issuing anything. A flow that must decide
+ * the success before changing anything (a password change at sign-in) records it itself first.
  */
 @Injectable()
 export class SignInCompletion {
@@ -41,8 +44,9 @@ export class SignInCompletion {
     type: AuthenticationTypeId,
     req: Request,
     res: Response,
-  ): Promise<IssuedToken> {
-    await this.accounts.recordSuccess(identity.id);
+    success: { attempt?: ReservedAttempt | null; alreadyRecorded?: boolean } = {},
+  ): Promise<IssuedToken | null> {
+    if (!success.alreadyRecorded && !(await this.accounts.recordSuccess(identity.id, success.attempt ?? null))) return null;
     const context = requestContext(req);
     const start = this.clock.now();
     const sessionId = await this.transactions.run(async (manager) => {

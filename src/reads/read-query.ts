@@ -17,7 +17,7 @@ export interface ReadQuery {
   sortField: string | null;
   ascending: boolean;
   search: string | null;
-  filters: { sql: string; value: string; type: 'integer' | 'uuid' }[];
+  filters: { sql: string; value: string; type: 'integer' | 'uuid' | 'boolean' }[];
   csv: boolean;
 }
 
@@ -87,8 +87,14 @@ export function parseReadQuery(table: ReadTable, raw: Record<string, unknown>, n
   for (const filter of table.filters) {
     const value = single(raw, filter.param, errors)?.trim();
     if (!value) continue;
-    if (filter.type === 'integer' && !(INTEGER.test(value) && Math.abs(Number(value)) <= 2_147_483_647)) {
+    if (filter.type === 'boolean') {
+      const flag = value.toLowerCase();
+      if (flag !== 'true' && flag !== 'false') errors.push({ field: filter.param, message: `${filter.param} must be true or false.` });
+      else filters.push({ sql: filter.sql, value: flag, type: 'boolean' });
+    } else if (filter.type === 'integer' && !(INTEGER.test(value) && Math.abs(Number(value)) <= 2_147_483_647)) {
       errors.push({ field: filter.param, message: `${filter.param} must be a whole number.` });
+    } else if (filter.type === 'integer' && filter.values && !filter.values.includes(Number(value))) {
+      errors.push({ field: filter.param, message: `${filter.param} must be one of ${filter.values.join(', ')}.` });
     } else if (filter.type === 'uuid' && !UUID.test(value)) {
       errors.push({ field: filter.param, message: `${filter.param} must be a GUID.` });
     } else {

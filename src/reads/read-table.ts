@@ -25,7 +25,12 @@ export interface ReadFilter {
   param: string;
   /** Column expression over alias `t`. */
   sql: string;
-  type: 'integer' | 'uuid';
+  /** 'boolean' accepts true or false (any case) and nothing else. */
+  type: 'integer' | 'uuid' | 'boolean';
+  /** For an integer code: the only values accepted; any other is a 400 naming the parameter. */
+  values?: readonly number[];
+  /** For the OpenAPI document; "Exact match." when absent. */
+  description?: string;
 }
 
 export interface ReadTable {
@@ -37,6 +42,12 @@ export interface ReadTable {
   filters: ReadFilter[];
   /** Columns (over alias `t`) matched by `search` as a case-insensitive substring; none: search ignored. */
   searchColumns: string[];
+  /**
+   * Lookup members (row member names, e.g. failureReason) whose shown name `search` also matches: the
+   * codes whose name contains the text are found here and matched as a list, so a person can search
+   * for the words the grid shows ("did not match") although the table stores only the code.
+   */
+  searchLookups?: string[];
   /** Row member names (numeric columns) that get statistics; empty: statistics `{}`. */
   statistics: string[];
   /**

@@ -1,11 +1,13 @@
+import '../runtime-check';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { createApp } from '../bootstrap';
+import { createApp, displayUrl } from '../bootstrap';
 import { CaptureFlusher } from '../capture-queues/capture-flusher.service';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
+import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
 import { PipelineTelemetry } from './pipeline-telemetry.service';
 import { ArchiverStage, CaseCreationStage } from './telemetry.types';
 
@@ -13,8 +15,11 @@ import { ArchiverStage, CaseCreationStage } from './telemetry.types';
  * `npm run telemetry:demo [-- --minutes=3]`: runs the service against the configured database (the
  * embedded one by default) and drives realistic pipeline activity through the instrumentation API for
  * a few minutes, so the telemetry pages have something to show. Flushing happens exactly as in the
- * service (once a minute, and once more at the end). While it runs it also serves the pages on Port,
- * which matters for the embedded database: only one process can open it at a time.
+ * service (once a minute, and once more at the end). While it runs it also serves the pages on Port.
+ * The embedded database opens in one process at a time: beside a running `npm start` on the same
+ * DataDirectory the demo refuses at once and says so (stop the service, run the demo, and look at
+ * the pages it serves; `npm start` afterwards shows the same rows). With ConnectionString set, demo
+ * and service share the database and run side by side.
  */
 
 const TABLES = [
@@ -46,11 +51,15 @@ const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length
 async function main(): Promise<void> {
   const minutes = minutesFlag(process.argv.slice(2));
   const settings = resolveSecrets(loadSettings(process.env));
+  refuseIfEmbeddedDatabaseInUse(
+    settings,
+    ' (the demo serves the pages itself while it runs: stop the service first, then run the demo)',
+  );
   const logger = new Logger('TelemetryDemo');
   const app = await createApp(settings);
   try {
     await app.listen(settings.port, settings.bindAddress ?? '127.0.0.1');
-    logger.log(`pages at ${await app.getUrl()}/Administration/Performance/ArchiverWarning (sign in as the landlord administrator)`);
+    logger.log(`pages at ${displayUrl(app, { bindAddress: settings.bindAddress ?? '127.0.0.1' })}/Administration/Performance/ArchiverWarning (sign in as the landlord administrator)`);
   } catch (error) {
     logger.warn(`not serving pages (${error instanceof Error ? error.message : String(error)}); activity continues`);
   }

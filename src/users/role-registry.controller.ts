@@ -28,6 +28,18 @@ export class RoleRegistryController {
     return this.roles.list(principal);
   }
 
+  @Get('Assignable')
+  @Authenticated({ permission: Permission.ReadWriteSecurityUser })
+  @ApiOkResponse({
+    type: [RoleDto],
+    description:
+      'The roles the caller may give a user (permission 35 suffices, so a user administrator without 34 can still pick a role): ' +
+      'those of its tenant (every tenant for a landlord) holding no permission the caller lacks.',
+  })
+  assignable(@CurrentPrincipal() principal: Principal): Promise<RoleDto[]> {
+    return this.roles.assignable(principal);
+  }
+
   @Post()
   @Authenticated({ permission: Permission.ReadWriteSecurityRole })
   @ApiCreatedResponse({ type: RoleDto })

@@ -34,6 +34,17 @@ export class RoleRegistryService {
     return this.roles.findVisible(tenantScope(principal));
   }
 
+  /**
+   * The roles the caller may give a user (the user form's choices): those of the tenants it
+   * administers whose permissions it holds itself, the same rule UserRegistry POST and PUT apply.
+   */
+  async assignable(principal: Principal): Promise<RoleDto[]> {
+    const roles = await this.list(principal);
+    if (principal.landlord) return roles;
+    const held = new Set(principal.permissions);
+    return roles.filter((role) => role.permissions.every((id) => held.has(id)));
+  }
+
   /** A role the caller may see, or null; also used to check the role given to a user. */
   async find(principal: Principal, id: number): Promise<RoleDto | null> {
     const rows = await this.roles.findVisible(tenantScope(principal), id);

@@ -17,6 +17,14 @@ export interface SignInAccount {
   tenantRegistryId: number;
 }
 
+/** An attempt's place in the failure count, taken before its verify (see reserveAttempt). */
+export interface ReservedAttempt {
+  /** The count with this attempt included. */
+  count: number;
+  /** False when the account is locked or the count is past PasswordAttempts + 1: refuse without verifying. */
+  mayVerify: boolean;
+}
+
 const ACCOUNT_COLUMNS = `
   u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash",
   (u."Active" AND t."Active") AS active, u."PasswordLocked" AS "passwordLocked",
@@ -61,34 +69,70 @@ export class UserAccounts {
     return rows[0] ?? null;
   }
 
-  /** Counts an attempt before its verify, atomically, so concurrent wrong passwords each count. */
-  async countAttempt(id: number): Promise<number> {
+  /**
+   * Counts an attempt before its verify, atomically (contract 13): every concurrent attempt gets its
+   * own place in the count, and the lock state is read in the same statement. The caller verifies only
+   * when `mayVerify`: not locked, and the count (this attempt included) is at most PasswordAttempts + 1,
+   * so however many attempts arrive at once, at most PasswordAttempts + 1 are verified between two
+   * unlocks. An attempt past that place locks the account in the same statement: more attempts in
+   * flight than the lockout tolerates is a burst, and the right password must not win inside it (a
+   * success checks the lock last). It then gives its count back ({@link releaseAttempt}), so the count
+   * keeps saying how many attempts were verified.
+   */
+  async reserveAttempt(id: number): Promise<ReservedAttempt> {
     // Wrapped in a CTE so TypeORM returns the rows (it returns [rows, count] for a bare UPDATE).
-    const rows: { count: number }[] = await this.dataSource.query(
-      `WITH counted AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
-                        RETURNING "FailedPasswordCount")
-       SELECT "FailedPasswordCount" AS count FROM counted`,
-      [id],
+    const rows: { count: number; locked: boolean }[] = await this.dataSource.query(
+      `WITH counted AS (
+         UPDATE "UserRegistry"
+            SET "FailedPasswordCount" = "FailedPasswordCount" + 1,
+                "PasswordLocked" = "PasswordLocked" OR "FailedPasswordCount" + 1 > $2,
+                "PasswordLockedDate" = CASE WHEN NOT "PasswordLocked" AND "FailedPasswordCount" + 1 > $2 THEN $3
+                                            ELSE "PasswordLockedDate" END
+          WHERE "Id" = $1
+          RETURNING "FailedPasswordCount", "PasswordLocked")
+       SELECT "FailedPasswordCount" AS count, "PasswordLocked" AS locked FROM counted`,
+      [id, this.settings.passwordAttempts + 1, this.clock.now()],
     );
-    return rows[0]?.count ?? 0;
+    const row = rows[0];
+    if (!row) return { count: 0, mayVerify: false };
+    return { count: row.count, mayVerify: !row.locked && row.count <= this.settings.passwordAttempts + 1 };
   }
 
   /** The same statement shape for an attempt with no account, so both paths do the same work. */
   async countNoAttempt(): Promise<void> {
-    await this.dataSource.query(
-      `WITH counted AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = "FailedPasswordCount" + 1 WHERE "Id" = $1
-                        RETURNING "FailedPasswordCount")
-       SELECT "FailedPasswordCount" AS count FROM counted`,
-      [-1],
-    );
+    await this.reserveAttempt(-1);
   }
 
-  /** Takes back the count of an attempt whose password was right but that did not finish. */
-  async uncountAttempt(id: number): Promise<void> {
+  /** Gives back the count of an attempt that was refused without a verify. */
+  async releaseAttempt(id: number): Promise<void> {
     await this.dataSource.query(
       `UPDATE "UserRegistry" SET "FailedPasswordCount" = GREATEST("FailedPasswordCount" - 1, 0) WHERE "Id" = $1`,
       [id],
     );
+  }
+
+  /**
+   * Takes back the count of an attempt whose password was right but that does not finish here (a
+   * second factor or a new password is still needed). Answers whether the account is clear: not
+   * locked, and no other attempt has pushed the count past the lock threshold meanwhile
+   * ({@link isClear}). When it is not, the caller refuses (FailureTypeId 3) rather than tell the caller
+   * the password was right while the account is being locked.
+   */
+  async releaseRightAttempt(id: number, attempt: ReservedAttempt): Promise<boolean> {
+    const rows: { count: number; locked: boolean }[] = await this.dataSource.query(
+      `WITH released AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = GREATEST("FailedPasswordCount" - 1, 0) WHERE "Id" = $1
+                         RETURNING "FailedPasswordCount", "PasswordLocked")
+       SELECT "FailedPasswordCount" AS count, "PasswordLocked" AS locked FROM released`,
+      [id],
+    );
+    const row = rows[0];
+    // The count before this release (this attempt's own place included).
+    return row !== undefined && !row.locked && row.count + 1 <= this.clearBound(attempt);
+  }
+
+  async isLocked(id: number): Promise<boolean> {
+    const rows: { locked: boolean }[] = await this.dataSource.query(`SELECT "PasswordLocked" AS locked FROM "UserRegistry" WHERE "Id" = $1`, [id]);
+    return rows[0]?.locked ?? true;
   }
 
   /** Locks the account when the failures counted so far exceed PasswordAttempts; true if it did. */
@@ -101,11 +145,34 @@ export class UserAccounts {
     return true;
   }
 
-  async recordSuccess(id: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE "UserRegistry" SET "FailedPasswordCount" = 0, "LastLoginDate" = $2 WHERE "Id" = $1`,
-      [id, this.clock.now()],
+  /**
+   * A successful sign-in, in one conditional UPDATE: the count is reset and LastLoginDate written only
+   * while the account is clear. For a counted attempt (password, passcode) clear means not locked and
+   * no other attempt holding a place past the lock threshold: a success racing the lock is refused
+   * (false), and its own count given back. For schemes that count nothing (OpenID Connect, Negotiate
+   * without a second factor) clear means not locked.
+   */
+  async recordSuccess(id: number, attempt: ReservedAttempt | null = null): Promise<boolean> {
+    const rows: { id: number }[] = await this.dataSource.query(
+      `WITH succeeded AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = 0, "LastLoginDate" = $2
+                           WHERE "Id" = $1 AND NOT "PasswordLocked" AND ($3::int IS NULL OR "FailedPasswordCount" <= $3::int)
+                           RETURNING "Id")
+       SELECT "Id" AS id FROM succeeded`,
+      [id, this.clock.now(), attempt ? this.clearBound(attempt) : null],
     );
+    if (rows.length > 0) return true;
+    if (attempt) await this.releaseAttempt(id);
+    return false;
+  }
+
+  /**
+   * The highest count at which an attempt that verified right still wins: PasswordAttempts while it
+   * holds an earlier place (so an attempt holding the last place, PasswordAttempts + 1, may still be a
+   * wrong one about to lock), or its own place when it holds the last one itself. A higher count means
+   * some other attempt reached the lock threshold: the lock is reached, the success is refused.
+   */
+  private clearBound(attempt: ReservedAttempt): number {
+    return Math.max(attempt.count, this.settings.passwordAttempts);
   }
 
   /**

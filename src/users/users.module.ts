@@ -43,6 +43,15 @@ import { UserRegistryService } from './user-registry.service';
     // Admin password fields travel under the same RSA-OAEP transport as sign-in (contract 3).
     PasswordTransport,
   ],
-  exports: [PasswordHasher, UserAccounts, ServiceChangePublisher, RoleRegistryService, PasswordTransport, TypeOrmModule],
+  exports: [
+    PasswordHasher,
+    UserAccounts,
+    ServiceChangePublisher,
+    RoleRegistryService,
+    PasswordTransport,
+    UserRegistryRepository,
+    PermissionSpecificationRepository,
+    TypeOrmModule,
+  ],
 })
 export class UsersModule {}

@@ -54,13 +54,14 @@ export function pageShell(page: PageDefinition, options: { status?: 'forbidden' 
 <script type="module" src="/assets/${escapeHtml(script)}"></script>
 </head>
 <body data-page="${escapeHtml(page.path)}"${grid}>
+<a class="skip-link" href="#main">Skip to main content</a>
 <header class="topbar">
-<a class="brand" href="/"><span class="brand-mark" aria-hidden="true"></span>Transaction Monitoring</a>
+<a class="brand" href="/"><span class="brand-mark" aria-hidden="true"></span><span class="brand-text">Transaction Monitoring</span></a>
 <div id="session" class="session"></div>
 </header>
 <div class="layout">
 <nav id="nav" class="sidebar" aria-label="Main"></nav>
-<main id="main" class="main">
+<main id="main" class="main" tabindex="-1">
 <h1 id="title">${title}</h1>
 <div id="content" class="content"><noscript>This page needs JavaScript.</noscript></div>
 </main>

@@ -1,7 +1,9 @@
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticator } from '../auth/authenticator.service';
+import { Authenticator, presentedCredential } from '../auth/authenticator.service';
+import { SessionCookies } from '../auth/cookies';
+import { TokenService } from '../auth/token.service';
 import { Public } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { notFound } from '../common/problem';
@@ -28,6 +30,8 @@ function mayOpen(principal: Principal, access: PageAccess): boolean {
 export class PagesController {
   constructor(
     private readonly authenticator: Authenticator,
+    private readonly tokens: TokenService,
+    private readonly cookies: SessionCookies,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
@@ -52,7 +56,8 @@ export class PagesController {
       const principal = await this.authenticator.tryAuthenticate(req, res);
       if (!principal) {
         const back = isLocalPath(req.originalUrl) ? req.originalUrl : page.path;
-        res.redirect(302, `/Account/Login?returnUrl=${encodeURIComponent(back)}`);
+        const ended = this.endedSession(req, res);
+        res.redirect(302, `/Account/Login?returnUrl=${encodeURIComponent(back)}${ended ? `&session=${ended}` : ''}`);
         return;
       }
       if (!mayOpen(principal, page.access)) {
@@ -61,6 +66,19 @@ export class PagesController {
       }
     }
     res.status(200).type('html').send(pageShell(page));
+  }
+
+  /**
+   * Why a browser that still holds a session cookie has no session, so the sign-in page can say so
+   * instead of appearing out of nowhere: 'ended' when the token itself is still good (the session
+   * was ended: a sign-out elsewhere, a password change, an administrator), 'expired' otherwise. The
+   * dead cookies are cleared. Only the browser's own cookie is looked at, so nothing is revealed.
+   */
+  private endedSession(req: Request, res: Response): 'ended' | 'expired' | null {
+    const credential = presentedCredential(req);
+    if (credential?.type !== 'Cookie') return null;
+    this.cookies.clear(req, res);
+    return this.tokens.verify(credential.value) ? 'ended' : 'expired';
   }
 }
 

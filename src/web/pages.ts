@@ -16,6 +16,7 @@ export interface PageDefinition {
 }
 
 const SECURITY_USER = { permission: Permission.ReadWriteSecurityUser };
+const SECURITY_ROLE = { permission: Permission.ReadWriteSecurityRole };
 
 const telemetry = (section: 'Performance' | 'Logs', name: string, title: string): PageDefinition => ({
   path: `/Administration/${section}/${name}`,
@@ -36,6 +37,8 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous' },
   { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session' },
   { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session' },
+  { path: '/Administration/Security/Tenants', title: 'Tenants', script: 'tenants.js', access: 'landlord' },
+  { path: '/Administration/Security/Roles', title: 'Roles', script: 'roles.js', access: SECURITY_ROLE },
   { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER },
   { path: '/Administration/Security/UserLogin', title: 'User Login', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogin' },
   { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout' },

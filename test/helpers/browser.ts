@@ -36,9 +36,19 @@ export async function newSession(browser: Browser, options: { acceptDownloads?: 
     timezoneId: 'UTC',
   });
   const page = await context.newPage();
-  // Native confirm() dialogs (Revoke sessions, Revoke key) are accepted, as a user would click OK.
-  page.on('dialog', (dialog) => void dialog.accept());
+  // The pages ask with their own in-page dialog (confirmInPage). A native confirm() is dismissed, so
+  // an action still hiding behind one would not happen and its test would fail.
+  page.on('dialog', (dialog) => void dialog.dismiss());
   return { context, page };
+}
+
+/** Answers the page's own confirmation dialog (web/assets/dialog.js) the way a person does: the confirm button. */
+export async function confirmInPage(page: Page, expected?: RegExp): Promise<void> {
+  const dialog = page.getByTestId('confirm-dialog');
+  await dialog.waitFor();
+  if (expected) expect(await dialog.innerText()).toMatch(expected);
+  await dialog.locator('button.dialog-confirm').click();
+  await dialog.waitFor({ state: 'detached' });
 }
 
 /** Saves a full-page screenshot under test-output/screenshots for a reviewer to look at. */

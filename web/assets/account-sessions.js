@@ -26,3 +26,4 @@ root.append(
   }),
 );
 root.dataset.ready = 'true';
+document.body.dataset.ready = 'true';

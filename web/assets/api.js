@@ -34,11 +34,22 @@ export async function api(method, path, body, options = {}) {
     json = undefined;
   }
   if (response.status === 401 && options.on401 !== 'throw') {
-    location.assign(loginUrl());
+    location.assign(`${loginUrl()}&session=${sessionEndKind()}`);
     throw new ApiError(401, json);
   }
   if (!response.ok && !(options.accept ?? []).includes(response.status)) throw new ApiError(response.status, json);
   return { status: response.status, json, headers: response.headers };
+}
+
+/**
+ * Why a page that had a session got a 401: the countdown cookie still in the future means the
+ * session was ended before its time (signed out elsewhere, password changed, an administrator),
+ * otherwise it simply expired. The sign-in page explains either.
+ */
+function sessionEndKind() {
+  const match = document.cookie.match(/(?:^|;\s*)authentication-expiry=([^;]*)/);
+  const expiry = match ? new Date(decodeURIComponent(match[1])).getTime() : NaN;
+  return Number.isFinite(expiry) && expiry > Date.now() ? 'ended' : 'expired';
 }
 
 /** newPassword → "New password". */
@@ -47,12 +58,23 @@ export function humanise(name) {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/**
+ * One field problem as a sentence: "take must be a whole number." → "Take must be a whole number."
+ * (the field named once), "must equal newPassword" → "Repeat new password must equal newPassword".
+ */
+function fieldLine(problem) {
+  const message = String(problem.message ?? problem);
+  if (!problem.field) return message;
+  const field = String(problem.field).replace(/\W/g, '');
+  return `${humanise(field)} ${message.replace(new RegExp(`^${field}\\b\\s*`, 'i'), '')}`;
+}
+
 /** The lines to show for a failed call: every field error, else the detail, else a plain sentence. */
 export function problemLines(error) {
   if (!(error instanceof ApiError)) return ['The service could not be reached. Check the connection and try again.'];
   const errors = Array.isArray(error.problem.errors) ? error.problem.errors : [];
-  if (errors.length > 0) return errors.map((e) => (e.field ? `${humanise(e.field)} ${e.message}` : String(e.message ?? e)));
-  if (error.status === 403) return ['You do not have permission for this.'];
+  if (errors.length > 0) return errors.map(fieldLine);
+  if (error.status === 403) return [error.problem.detail || 'You do not have permission for this.'];
   if (error.status === 404) return [error.problem.detail || 'Not found.'];
   if (error.status >= 500) return ['The service could not complete the request. Try again later.'];
   return [error.problem.detail || error.problem.title || `The request failed (HTTP ${error.status}).`];

@@ -53,3 +53,4 @@ form.addEventListener('submit', async (event) => {
     submit.disabled = false;
   }
 });
+document.body.dataset.ready = 'true';

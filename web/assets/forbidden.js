@@ -7,3 +7,4 @@ content().append(
   notice('warning', 'Your account does not have access to this page.', { testid: 'forbidden' }),
   h('p', {}, h('a', { href: '/' }, 'Back to the home page')),
 );
+document.body.dataset.ready = 'true';

@@ -1,30 +1,37 @@
-// The one grid behind every audit and telemetry page: toolbar filters, server-side sorting, paging
-// within `take`, CSV export of the same query, and per statistics column a summary and histogram.
+// The one grid behind every audit and telemetry page: toolbar filters, server-side sorting, pages of
+// 25 within the rows loaded, CSV export of the same query, a Columns menu, and per statistics column
+// a summary in human units and a histogram. Everything a person chose is in the address, the page
+// number included, so a reload or a shared link shows the same view.
 import { api, humanise, problemLines } from './api.js';
-import { clear, field, formatDate, formatNumber, h, notice } from './dom.js';
-import { GRIDS } from './grids.js';
+import { clear, field, focusOn, formatDate, formatMeasure, formatMicroseconds, formatNumber, h, notice } from './dom.js';
+import { GRIDS, PASSWORD_CHANGE_REQUESTED } from './grids.js';
 import { histogram } from './histogram.js';
 import { content, startPage } from './layout.js';
 
 const PAGE_SIZE = 25;
 const TAKES = [100, 1000, 10000, 100000];
+const DEFAULT_TAKE = 1000;
+const EXPORT_TAKE = 100000;
 
 await startPage();
-const grid = GRIDS[document.body.dataset.grid];
+const gridName = document.body.dataset.grid;
+const grid = GRIDS[gridName];
+const filters = grid.filters ?? [];
 const root = content();
 
-// ---- state, kept in the address so a reload or a shared link shows the same view --------------
+// ---- state, kept in the address -----------------------------------------------------------------
 
 const initial = new URLSearchParams(location.search);
 const state = {
   from: initial.get('from') ?? '',
   to: initial.get('to') ?? '',
   search: initial.get('search') ?? '',
-  filter: initial.get(grid.filter?.param ?? '') ?? '',
-  take: Number(initial.get('take')) || 1000,
+  filters: Object.fromEntries(filters.map((f) => [f.param, initial.get(f.param) ?? ''])),
+  take: TAKES.includes(Number(initial.get('take'))) ? Number(initial.get('take')) : DEFAULT_TAKE,
   sortField: initial.get('sortField') ?? '',
   sortDirection: (initial.get('sortDirection') ?? 'desc').toLowerCase() === 'asc' ? 'asc' : 'desc',
-  page: 0,
+  // 0-based here, 1-based in the address.
+  page: Math.max(0, (Number.parseInt(initial.get('page') ?? '1', 10) || 1) - 1),
 };
 
 /** datetime-local (local wall time) ↔ ISO instant. */
@@ -41,13 +48,14 @@ function toLocalInput(iso) {
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
-function query() {
+/** The API query of the current state (no page: paging happens here, within the rows loaded). */
+function query({ take = state.take } = {}) {
   const q = new URLSearchParams();
   if (state.from) q.set('from', state.from);
   if (state.to) q.set('to', state.to);
   if (grid.search && state.search) q.set('search', state.search);
-  if (grid.filter && state.filter) q.set(grid.filter.param, state.filter);
-  q.set('take', String(state.take));
+  for (const f of filters) if (state.filters[f.param]) q.set(f.param, state.filters[f.param]);
+  q.set('take', String(take));
   if (state.sortField) {
     q.set('sortField', state.sortField);
     q.set('sortDirection', state.sortDirection);
@@ -55,53 +63,114 @@ function query() {
   return q;
 }
 
+/** Writes the state into the address (replacing, so Back leaves the page rather than each click). */
+function remember() {
+  const q = query();
+  if (state.take === DEFAULT_TAKE) q.delete('take');
+  if (state.page > 0) q.set('page', String(state.page + 1));
+  const text = q.toString();
+  history.replaceState(null, '', text ? `${location.pathname}?${text}` : location.pathname);
+}
+
 // ---- toolbar ----------------------------------------------------------------------------------
 
 const fromInput = h('input', { type: 'datetime-local', name: 'from', value: toLocalInput(state.from) });
 const toInput = h('input', { type: 'datetime-local', name: 'to', value: toLocalInput(state.to) });
 const searchInput = grid.search ? h('input', { type: 'search', name: 'search', value: state.search, placeholder: grid.search, maxlength: 256 }) : null;
-const filterSelect = grid.filter
-  ? h(
-      'select',
-      { name: grid.filter.param },
-      h('option', { value: '' }, 'All'),
-      grid.filter.options.map(([id, name]) => h('option', { value: String(id), selected: String(id) === state.filter }, name)),
-    )
-  : null;
-const takeSelect = h('select', { name: 'take' }, TAKES.map((n) => h('option', { value: String(n), selected: n === state.take }, formatNumber(n))));
-const exportLink = h('a', { class: 'button', id: 'export-csv', download: `${document.body.dataset.grid}.csv` }, 'Export CSV');
+const filterSelects = filters.map((f) =>
+  h(
+    'select',
+    { name: f.param },
+    h('option', { value: '' }, f.all ?? 'All'),
+    f.options.map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
+  ),
+);
+const exportLink = h('a', { class: 'button', id: 'export-csv', download: `${gridName}.csv`, title: `Every matching row (up to ${formatNumber(EXPORT_TAKE)}), in the order shown` }, 'Export CSV');
 
 const toolbar = h(
   'form',
-  { class: 'toolbar', id: 'grid-toolbar', novalidate: true },
+  { class: 'toolbar', id: 'grid-toolbar', novalidate: true, 'aria-label': 'Filters' },
   field('From', fromInput),
   field('To', toInput),
   searchInput ? field('Search', searchInput) : null,
-  filterSelect ? field(grid.filter.label, filterSelect) : null,
-  field('Rows', takeSelect),
+  filters.map((f, i) => field(f.label, filterSelects[i])),
   h('div', { class: 'toolbar-actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('button', { type: 'button', id: 'reset-filters', onclick: reset }, 'Reset'), exportLink),
 );
 const hint = h('p', { class: 'hint' }, `Without From and To the grid shows the last hour (by ${grid.dateLabel ?? 'created'} date).`);
-const messages = h('div', { class: 'messages' });
-const summary = h('div', { class: 'grid-summary', id: 'grid-summary' });
+const messages = h('div', { class: 'messages', id: 'grid-messages' });
 const statistics = h('div', { class: 'statistics', id: 'statistics' });
-const tableHolder = h('div', { class: 'table-holder' });
-const pager = h('div', { class: 'pager' });
-root.append(toolbar, hint, messages, statistics, summary, tableHolder, pager);
+const summary = h('p', { class: 'grid-summary', id: 'grid-summary', 'aria-live': 'polite' });
+const note = h('div', { class: 'grid-note', id: 'grid-note' });
+const tableHolder = h('div', { class: 'table-holder', id: 'grid-holder' });
+const pager = h('nav', { class: 'pager', 'aria-label': 'Pages' });
+const takeSelect = h(
+  'select',
+  { name: 'take', id: 'grid-take' },
+  TAKES.map((n) => h('option', { value: String(n), selected: n === state.take }, `${formatNumber(n)} rows`)),
+);
+takeSelect.addEventListener('change', () => {
+  state.take = Number(takeSelect.value);
+  void load();
+});
+
+// ---- the Columns menu: low-value columns start hidden; the choice is kept in this browser ---------
+
+const columnsKey = `grid-columns:${gridName}`;
+let hidden = new Set(grid.columns.filter((c) => c.optional).map((c) => c.field));
+try {
+  const saved = JSON.parse(localStorage.getItem(columnsKey) ?? 'null');
+  if (Array.isArray(saved)) hidden = new Set(saved.filter((name) => grid.columns.some((c) => c.field === name)));
+} catch {
+  // an unreadable saved choice is ignored
+}
+const visibleColumns = () => grid.columns.filter((c) => !hidden.has(c.field));
+const chooser = h(
+  'details',
+  { class: 'columns-chooser', id: 'columns-chooser' },
+  h('summary', { class: 'button' }, 'Columns'),
+  h(
+    'fieldset',
+    { class: 'chooser-panel' },
+    h('legend', { class: 'visually-hidden' }, 'Columns shown'),
+    grid.columns.map((column) => {
+      const box = h('input', { type: 'checkbox', name: `column-${column.field}`, checked: !hidden.has(column.field) });
+      box.addEventListener('change', () => {
+        if (box.checked) hidden.delete(column.field);
+        else if (visibleColumns().length > 1) hidden.add(column.field);
+        else box.checked = true;
+        try {
+          localStorage.setItem(columnsKey, JSON.stringify([...hidden]));
+        } catch {
+          // private mode: the choice lasts for this page only
+        }
+        renderTable();
+      });
+      return h('label', { class: 'check' }, box, ` ${column.label}`);
+    }),
+  ),
+);
+chooser.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && chooser.open) {
+    chooser.open = false;
+    chooser.querySelector('summary').focus();
+  }
+});
+
+root.append(toolbar, hint, messages, statistics, h('div', { class: 'grid-bar' }, summary, chooser), note, tableHolder, pager);
 
 function readToolbar() {
   state.from = toIso(fromInput.value);
   state.to = toIso(toInput.value);
   state.search = searchInput?.value.trim() ?? '';
-  state.filter = filterSelect?.value ?? '';
-  state.take = Number(takeSelect.value);
+  filters.forEach((f, i) => (state.filters[f.param] = filterSelects[i].value));
 }
 
 function reset() {
   fromInput.value = toInput.value = '';
   if (searchInput) searchInput.value = '';
-  if (filterSelect) filterSelect.value = '';
-  takeSelect.value = '1000';
+  for (const select of filterSelects) select.value = '';
+  state.take = DEFAULT_TAKE;
+  takeSelect.value = String(DEFAULT_TAKE);
   state.sortField = '';
   state.sortDirection = 'desc';
   void load();
@@ -112,18 +181,80 @@ toolbar.addEventListener('submit', (event) => {
   void load();
 });
 
-// ---- rendering ----------------------------------------------------------------------------------
+// ---- cells ------------------------------------------------------------------------------------
 
-let rows = [];
+/** A session's length in whole seconds: 45 s, 12 min 5 s, 3 h 20 min. */
+const secondsFormat = (seconds) => {
+  const n = Math.max(0, Math.round(Number(seconds)));
+  return n < 60 ? `${n} s` : formatMicroseconds(n * 1_000_000);
+};
 
+/**
+ * Text with break opportunities between the parts of a compound name: before an inner capital
+ * (WorkflowStatus·LookupAndPersist) and after a dot, slash, hyphen or underscore (node-2.·bank.·example),
+ * so a narrow column wraps a long code at its seams instead of widening the table.
+ */
+function softBreaks(text) {
+  if (text.length <= 12) return text;
+  const parts = text.split(/(?<=[a-z])(?=[A-Z])|(?<=[./_\-@])/);
+  return parts.flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part]));
+}
+
+/** The cell of `row` in `column`, with data-label so a narrow screen can stack it as "Label value". */
 function cell(column, row) {
   const value = row[column.field];
-  if (column.type === 'date') return h('td', { class: 'nowrap' }, formatDate(value));
-  if (column.type === 'number') return h('td', { class: 'num' }, formatNumber(value));
-  if (column.type === 'outcome') return h('td', {}, h('span', { class: ['badge', value ? 'badge-bad' : 'badge-good'] }, value ? 'Failed' : 'Succeeded'));
-  const text = value === null || value === undefined ? '' : String(value);
-  return h('td', { class: column.wide ? 'wide' : null, title: column.wide && text.length > 60 ? text : null }, text);
+  const td = (attributes, ...children) => h('td', { 'data-label': column.label, ...attributes }, ...children);
+  const empty = value === null || value === undefined || value === '';
+  switch (column.type) {
+    case 'date':
+      return td({ class: 'date' }, formatDate(value));
+    case 'number': {
+      // As precise as the column's statistics need to tell its values apart (8.912 s beside 8.915 s).
+      const shown = formatMeasure(value, column.unit, { resolution: resolutions[column.field] });
+      return td({ class: 'num', title: shown.title }, shown.text);
+    }
+    case 'guid':
+      return td({ class: 'guid', title: empty ? null : String(value) }, empty ? '' : `${String(value).slice(0, 8)}…`);
+    case 'outcome': {
+      if (!value) return td({}, h('span', { class: 'badge badge-good' }, 'Succeeded'));
+      if (row.failureTypeId === PASSWORD_CHANGE_REQUESTED) {
+        return td({}, h('span', { class: 'badge badge-warn', title: 'The password had to be changed, and this attempt did not yet bring an acceptable new one.' }, 'Change required'));
+      }
+      return td({}, h('span', { class: 'badge badge-bad' }, 'Failed'));
+    }
+    case 'failureReason':
+      return td(
+        {},
+        empty ? '' : String(value),
+        row.failureTypeId === PASSWORD_CHANGE_REQUESTED
+          ? h('span', { class: 'cell-note' }, 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).')
+          : null,
+      );
+    case 'sessionStart':
+      return empty
+        ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'No session was open (or, for an older row, its start was not recorded).' }, '—')
+        : td({ class: 'date' }, formatDate(value));
+    case 'sessionLength':
+      return empty
+        ? td({ class: 'num muted' }, '—')
+        : td({ class: 'num', title: `${formatNumber(value)} s` }, secondsFormat(value));
+    default: {
+      const text = empty ? '' : String(value);
+      // Wide text keeps to one clipped line (the whole of it on hover); other text may break
+      // between the parts of a name, never inside a word.
+      if (column.wide) return td({ class: 'wide', title: text.length > 30 ? text : null }, h('div', { class: 'clip' }, text));
+      return td({}, softBreaks(text), column.sub && row[column.sub] ? h('span', { class: 'cell-note' }, String(row[column.sub])) : null);
+    }
+  }
 }
+
+// ---- table, summary and pager -----------------------------------------------------------------
+
+let rows = [];
+let total = 0;
+let loaded = false;
+/** Per statistics column, a tenth of its spread: the precision its values are shown with. */
+let resolutions = {};
 
 function sortBy(column) {
   const key = column.sort ?? column.field;
@@ -132,75 +263,127 @@ function sortBy(column) {
     state.sortField = key;
     state.sortDirection = 'asc';
   }
-  void load();
+  void load({ keepPage: false });
+}
+
+function pageCount() {
+  return Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
 }
 
 function renderTable() {
+  const columns = visibleColumns();
   const head = h(
     'tr',
     {},
-    grid.columns.map((column) => {
+    columns.map((column) => {
       const key = column.sort ?? column.field;
       const active = state.sortField === key;
       return h(
         'th',
-        { class: column.type === 'number' ? 'num' : null, 'aria-sort': active ? (state.sortDirection === 'asc' ? 'ascending' : 'descending') : null },
-        h('button', { type: 'button', class: 'sort', 'data-field': key, onclick: () => sortBy(column) }, column.label, h('span', { class: 'sort-mark' }, active ? (state.sortDirection === 'asc' ? '▲' : '▼') : '')),
+        { scope: 'col', class: column.type === 'number' ? 'num' : null, 'aria-sort': active ? (state.sortDirection === 'asc' ? 'ascending' : 'descending') : null },
+        h('button', { type: 'button', class: 'sort', 'data-field': key, onclick: () => sortBy(column) }, column.label, h('span', { class: 'sort-mark', 'aria-hidden': 'true' }, active ? (state.sortDirection === 'asc' ? '▲' : '▼') : '')),
       );
     }),
   );
-  const slice = rows.slice(state.page * PAGE_SIZE, (state.page + 1) * PAGE_SIZE);
+  state.page = Math.min(state.page, pageCount() - 1);
+  const first = state.page * PAGE_SIZE;
+  const slice = rows.slice(first, first + PAGE_SIZE);
   const body = h(
     'tbody',
     {},
-    slice.length === 0 ? h('tr', {}, h('td', { colspan: grid.columns.length, class: 'empty' }, 'No rows match these filters.')) : slice.map((row) => h('tr', {}, grid.columns.map((c) => cell(c, row)))),
+    slice.length === 0
+      ? h('tr', {}, h('td', { colspan: columns.length, class: 'empty' }, loaded ? 'No rows match these filters.' : ''))
+      : slice.map((row) => h('tr', {}, columns.map((c) => cell(c, row)))),
   );
-  clear(tableHolder).append(h('table', { class: 'grid', id: 'grid' }, h('thead', {}, head), body));
+  clear(tableHolder).append(h('table', { class: 'grid stackable', id: 'grid' }, h('thead', {}, head), body));
+  renderSummary(first, slice.length);
+  renderPager();
+  if (loaded) remember();
+}
 
-  const pages = Math.max(1, Math.ceil(rows.length / PAGE_SIZE));
+function renderSummary(first, shown) {
+  const matching = `${formatNumber(total)} matching ${total === 1 ? 'row' : 'rows'}`;
+  const parts = [h('strong', {}, matching)];
+  if (shown > 0) parts.push(` · showing ${formatNumber(first + 1)}–${formatNumber(first + shown)} · page ${state.page + 1} of ${pageCount()}`);
+  if (total > rows.length) parts.push(` · the newest ${formatNumber(rows.length)} loaded`);
+  clear(summary).append(...parts, '.');
+  clear(note);
+  if (total > rows.length) {
+    note.append(
+      notice('info', `Only the newest ${formatNumber(rows.length)} of the ${formatNumber(total)} matching rows are loaded into pages. Narrow From and To, load more rows below, or Export CSV for every matching row (up to ${formatNumber(EXPORT_TAKE)}).`, { testid: 'grid-partial' }),
+    );
+  }
+}
+
+function renderPager() {
+  const pages = pageCount();
   const go = (page) => () => {
     state.page = page;
     renderTable();
+    focusOn(tableHolder.querySelector('table'));
   };
   clear(pager).append(
-    h('button', { type: 'button', disabled: state.page === 0, onclick: go(state.page - 1) }, '‹ Previous'),
-    h('span', { class: 'muted' }, `Page ${state.page + 1} of ${pages}`),
-    h('button', { type: 'button', disabled: state.page >= pages - 1, onclick: go(state.page + 1) }, 'Next ›'),
+    h('button', { type: 'button', id: 'page-previous', disabled: state.page === 0, onclick: go(state.page - 1) }, '‹ Previous'),
+    h('span', { class: 'muted', id: 'page-status' }, `Page ${state.page + 1} of ${pages}`),
+    h('button', { type: 'button', id: 'page-next', disabled: state.page >= pages - 1, onclick: go(state.page + 1) }, 'Next ›'),
+    field('Load at most', takeSelect),
   );
 }
 
+// ---- statistics -------------------------------------------------------------------------------
+
 function renderStatistics(stats) {
   clear(statistics);
+  resolutions = {};
   for (const name of grid.statistics) {
     const column = grid.columns.find((c) => c.field === name);
     const label = column?.label ?? humanise(name);
+    const unit = column?.unit;
     const st = stats?.[name];
     if (!st) continue;
+    const empty = !Array.isArray(st.histogram) || st.histogram.length === 0;
+    const resolution = (Number(st.max) - Number(st.min)) / 10;
+    if (resolution > 0) resolutions[name] = resolution;
     const figures = [
-      ['Min', st.min],
-      ['Max', st.max],
-      ['Mean', st.mean],
-      ['Median', st.median],
-      ['Std dev', st.standardDeviation],
+      ['Min', st.min, resolution],
+      ['Max', st.max, resolution],
+      ['Mean', st.mean, resolution],
+      ['Median', st.median, resolution],
+      ['Std dev', st.standardDeviation, undefined],
     ];
     statistics.append(
       h(
         'section',
-        { class: 'card stat', 'data-testid': `statistics-${name}` },
+        { class: 'card stat', 'data-testid': `statistics-${name}`, 'aria-label': `Statistics of ${label}` },
         h('h2', {}, label),
-        h('dl', { class: 'figures' }, figures.map(([k, v]) => h('div', {}, h('dt', {}, k), h('dd', {}, formatNumber(v))))),
-        histogram(st.histogram ?? [], { label, testid: `histogram-${name}` }),
+        empty
+          ? null
+          : h(
+              'dl',
+              { class: 'figures' },
+              figures.map(([k, v, r]) => {
+                const shown = formatMeasure(v, unit, { resolution: r });
+                return h('div', {}, h('dt', {}, k), h('dd', { title: shown.title ?? formatNumber(v) }, shown.text));
+              }),
+            ),
+        histogram(st, { label, unit, testid: `histogram-${name}` }),
       ),
     );
   }
 }
 
-async function load() {
+// ---- loading ----------------------------------------------------------------------------------
+
+async function load({ keepPage = false } = {}) {
   readToolbar();
-  state.page = 0;
+  if (state.from && state.to && new Date(state.from) > new Date(state.to)) {
+    clear(messages).append(notice('error', 'From must not be after To.', { testid: 'grid-error' }));
+    focusOn(messages.firstChild);
+    return;
+  }
+  if (!keepPage) state.page = 0;
   const q = query();
-  history.replaceState(null, '', `${location.pathname}?${q}`);
-  const csv = new URLSearchParams(q);
+  const csv = query({ take: EXPORT_TAKE });
   csv.set('format', 'csv');
   exportLink.href = `${grid.api}?${csv}`;
   summary.textContent = 'Loading…';
@@ -209,17 +392,18 @@ async function load() {
   try {
     const { json } = await api('GET', `${grid.api}?${q}`);
     rows = Array.isArray(json?.rows) ? json.rows : [];
-    const total = Number(json?.total ?? rows.length);
-    summary.textContent = `${formatNumber(total)} matching ${total === 1 ? 'row' : 'rows'}; ${formatNumber(rows.length)} shown (at most ${formatNumber(state.take)}).`;
+    total = Number(json?.total ?? rows.length);
     renderStatistics(json?.statistics);
   } catch (error) {
     rows = [];
-    summary.textContent = '';
+    total = 0;
     clear(statistics);
-    messages.append(notice('error', problemLines(error)));
+    messages.append(notice('error', problemLines(error), { testid: 'grid-error' }));
   }
+  loaded = true;
   renderTable();
   summary.dataset.state = 'ready';
 }
 
-await load();
+await load({ keepPage: true });
+document.body.dataset.ready = 'true';

@@ -1,53 +1,64 @@
-// A 10-bar histogram drawn as inline SVG (no library, nothing fetched): bar heights scaled to the
-// busiest bucket, each bar titled with its range and count.
-import { formatNumber, s } from './dom.js';
+// The 10-bucket histogram of a statistics column, drawn as a table (no library, nothing fetched):
+// one row per bucket with its range written out, a bar scaled to the busiest bucket, and its count.
+// Lying on its side, every bucket's range and count stays readable at any width, and a screen reader
+// reads it as the table it is. A set with no rows, or with one value only, gets a sentence instead
+// of a chart that would say nothing.
+import { formatMeasure, h, s } from './dom.js';
 
-const WIDTH = 480;
-const HEIGHT = 170;
-const PAD = { left: 34, right: 8, top: 10, bottom: 26 };
+const countFormat = new Intl.NumberFormat();
 
-export function histogram(buckets, { label, testid } = {}) {
-  const plotWidth = WIDTH - PAD.left - PAD.right;
-  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
+/** The range of a bucket in the column's unit, precise to the bucket width: "8.912 s – 8.915 s". */
+function rangeText(bucket, unit, resolution) {
+  return `${formatMeasure(bucket.from, unit, { resolution }).text} – ${formatMeasure(bucket.to, unit, { resolution }).text}`;
+}
+
+/**
+ * The chart, or the sentence that replaces it, for one column's statistics:
+ * `{ min, max, histogram: [{ from, to, frequency }] }` with `label` and `unit` ('µs' or none).
+ */
+export function histogram(statistics, { label, unit, testid } = {}) {
+  const buckets = Array.isArray(statistics?.histogram) ? statistics.histogram : [];
+  const rows = buckets.reduce((sum, b) => sum + (Number(b.frequency) || 0), 0);
+  if (rows === 0) {
+    return h('p', { class: 'stat-state', 'data-testid': testid, 'data-state': 'no-data' }, 'No data: no rows in this window, so there is nothing to chart.');
+  }
+  if (Number(statistics.min) === Number(statistics.max)) {
+    const value = formatMeasure(statistics.min, unit);
+    return h(
+      'p',
+      { class: 'stat-state', 'data-testid': testid, 'data-state': 'no-variation' },
+      `No variation: all ${countFormat.format(rows)} ${rows === 1 ? 'value is' : 'values are'} `,
+      h('strong', { title: value.title }, value.text),
+      '.',
+    );
+  }
   const peak = Math.max(1, ...buckets.map((b) => Number(b.frequency) || 0));
-  const slot = plotWidth / Math.max(1, buckets.length);
-  const svg = s('svg', {
-    class: 'histogram',
-    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
-    role: 'img',
-    'aria-label': `Histogram of ${label}`,
-    'data-testid': testid,
-    preserveAspectRatio: 'xMidYMid meet',
-  });
-  svg.append(s('title', {}, `Histogram of ${label}`));
-  // Gridlines at 0, the peak and, when it is a whole count, half the peak.
-  const levels = peak % 2 === 0 ? [0, peak / 2, peak] : [0, peak];
-  for (const level of levels) {
-    const y = PAD.top + plotHeight * (1 - level / peak);
-    svg.append(s('line', { class: 'grid-line', x1: PAD.left, x2: WIDTH - PAD.right, y1: y, y2: y }));
-    svg.append(s('text', { class: 'axis-label', x: PAD.left - 4, y: y + 3, 'text-anchor': 'end' }, formatNumber(level)));
-  }
-  buckets.forEach((bucket, i) => {
-    const frequency = Number(bucket.frequency) || 0;
-    const barHeight = (frequency / peak) * plotHeight;
-    const x = PAD.left + i * slot + 1.5;
-    const rect = s('rect', {
-      class: 'bar',
-      x,
-      y: PAD.top + plotHeight - barHeight,
-      width: Math.max(1, slot - 3),
-      height: Math.max(frequency > 0 ? 1 : 0, barHeight),
-      'data-frequency': frequency,
-    });
-    rect.append(s('title', {}, `${formatNumber(bucket.from)} to ${formatNumber(bucket.to)}: ${formatNumber(frequency)}`));
-    svg.append(rect);
-  });
-  if (buckets.length > 0) {
-    const y = HEIGHT - 8;
-    svg.append(s('text', { class: 'axis-label', x: PAD.left, y, 'text-anchor': 'start' }, formatNumber(buckets[0].from)));
-    svg.append(s('text', { class: 'axis-label', x: WIDTH - PAD.right, y, 'text-anchor': 'end' }, formatNumber(buckets[buckets.length - 1].to)));
-  } else {
-    svg.append(s('text', { class: 'axis-label', x: WIDTH / 2, y: HEIGHT / 2, 'text-anchor': 'middle' }, 'No data'));
-  }
-  return svg;
+  const resolution = (Number(statistics.max) - Number(statistics.min)) / buckets.length;
+  return h(
+    'table',
+    { class: 'histogram', 'data-testid': testid },
+    h('caption', {}, `Distribution of ${label} over ${countFormat.format(rows)} rows: ten equal ranges from the lowest to the highest value.`),
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col', class: 'range' }, 'Range'), h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Bar')), h('th', { scope: 'col', class: 'count' }, 'Rows'))),
+    h(
+      'tbody',
+      {},
+      buckets.map((bucket, i) => {
+        const frequency = Number(bucket.frequency) || 0;
+        const closed = i === buckets.length - 1 ? 'including' : 'excluding';
+        const exact = unit === 'µs' ? ` (${formatMeasure(bucket.from, unit).title} to ${formatMeasure(bucket.to, unit).title}, ${closed} the upper bound)` : ` (${closed} the upper bound)`;
+        const bar = s(
+          'svg',
+          { 'aria-hidden': 'true', focusable: 'false', preserveAspectRatio: 'none' },
+          s('rect', { class: 'bar', x: 0, y: 1, height: 12, width: `${((frequency / peak) * 100).toFixed(2)}%`, 'data-frequency': frequency }),
+        );
+        return h(
+          'tr',
+          { class: frequency === 0 ? 'empty-bucket' : null, title: `${rangeText(bucket, unit, resolution)}${exact}: ${countFormat.format(frequency)} rows` },
+          h('th', { scope: 'row', class: 'range' }, rangeText(bucket, unit, resolution)),
+          h('td', { class: 'bar-cell' }, bar),
+          h('td', { class: 'count' }, countFormat.format(frequency)),
+        );
+      }),
+    ),
+  );
 }

@@ -31,3 +31,4 @@ root.append(
     ),
   ),
 );
+document.body.dataset.ready = 'true';

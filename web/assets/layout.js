@@ -3,35 +3,40 @@
 import { api } from './api.js';
 import { byId, clear, h } from './dom.js';
 
+const SECURITY_ROLE = 34;
 const SECURITY_USER = 35;
+const landlord = (s) => s.landlord;
+const holds = (permission) => (s) => s.landlord || s.permissions.includes(permission);
 
-/** The navigation, grouped as the original Administration menu. */
+/**
+ * The navigation, grouped as the original Administration menu. Each item says who may open it (the
+ * same rule as the page's server-side check in src/web/pages.ts), so a user sees only what works.
+ */
 export const MENU = [
   { section: null, items: [{ path: '/', label: 'Home' }] },
   {
     section: 'Security',
-    may: (s) => s.landlord || s.permissions.includes(SECURITY_USER),
     items: [
-      { path: '/Administration/Security/Users', label: 'Users' },
-      { path: '/Administration/Security/UserLogin', label: 'User Login' },
-      { path: '/Administration/Security/UserLogout', label: 'User Logout' },
+      { path: '/Administration/Security/Tenants', label: 'Tenants', may: landlord },
+      { path: '/Administration/Security/Roles', label: 'Roles', may: holds(SECURITY_ROLE) },
+      { path: '/Administration/Security/Users', label: 'Users', may: holds(SECURITY_USER) },
+      { path: '/Administration/Security/UserLogin', label: 'User Login', may: holds(SECURITY_USER) },
+      { path: '/Administration/Security/UserLogout', label: 'User Logout', may: holds(SECURITY_USER) },
     ],
   },
   {
     section: 'Performance',
-    may: (s) => s.landlord,
     items: [
-      { path: '/Administration/Performance/ArchiverStagePerformanceCounter', label: 'Archiver Stage Performance Counter' },
-      { path: '/Administration/Performance/ArchiverWarning', label: 'Archiver Warning' },
-      { path: '/Administration/Performance/CaseCreationStagePerformanceCounter', label: 'Case Creation Stage Performance Counter' },
-      { path: '/Administration/Performance/CaseCreationWarning', label: 'Case Creation Warning' },
-      { path: '/Administration/Performance/CaptureQueueHealth', label: 'Capture Queue Health' },
+      { path: '/Administration/Performance/ArchiverStagePerformanceCounter', label: 'Archiver Stage Performance Counter', may: landlord },
+      { path: '/Administration/Performance/ArchiverWarning', label: 'Archiver Warning', may: landlord },
+      { path: '/Administration/Performance/CaseCreationStagePerformanceCounter', label: 'Case Creation Stage Performance Counter', may: landlord },
+      { path: '/Administration/Performance/CaseCreationWarning', label: 'Case Creation Warning', may: landlord },
+      { path: '/Administration/Performance/CaptureQueueHealth', label: 'Capture Queue Health', may: landlord },
     ],
   },
   {
     section: 'Logs',
-    may: (s) => s.landlord,
-    items: [{ path: '/Administration/Logs/ModelInvokeWarning', label: 'Model Invoke Warning' }],
+    items: [{ path: '/Administration/Logs/ModelInvokeWarning', label: 'Model Invoke Warning', may: landlord }],
   },
   {
     section: 'Account',
@@ -43,9 +48,11 @@ export const MENU = [
   },
 ];
 
-/** The menu sections this session may open. */
+/** The menu sections this session may open, each with only the items it may open; empty sections dropped. */
 export function allowedMenu(session) {
-  return MENU.filter((group) => !group.may || group.may(session));
+  return MENU.map((group) => ({ ...group, items: group.items.filter((item) => !item.may || item.may(session)) })).filter(
+    (group) => group.items.length > 0,
+  );
 }
 
 function readCookie(name) {
@@ -63,7 +70,7 @@ function renderCountdown(element) {
   const ms = expiry ? new Date(expiry).getTime() - Date.now() : NaN;
   if (!Number.isFinite(ms) || ms <= 0) {
     element.classList.add('expired');
-    element.replaceChildren('Session expired · ', h('a', { href: `/Account/Login?returnUrl=${encodeURIComponent(location.pathname)}` }, 'Sign in'));
+    element.replaceChildren('Session expired · ', h('a', { href: `/Account/Login?returnUrl=${encodeURIComponent(location.pathname + location.search)}&session=expired` }, 'Sign in'));
     return false;
   }
   const total = Math.floor(ms / 1000);
@@ -88,22 +95,60 @@ function startCountdown(element) {
 function renderNav(session) {
   const nav = clear(byId('nav'));
   const here = location.pathname.toLowerCase();
+  // On a narrow screen the menu is a panel opened from the header; it names who is signed in there,
+  // since the header has no room for it.
+  nav.append(h('div', { class: 'nav-who' }, h('span', { class: 'strong' }, session.userName), ' · ', session.tenantName));
   for (const group of allowedMenu(session)) {
     const list = h(
       'ul',
       {},
-      group.items.map((item) =>
-        h('li', {}, h('a', { href: item.path, class: item.path.toLowerCase() === here ? 'active' : null, 'aria-current': item.path.toLowerCase() === here ? 'page' : null }, item.label)),
-      ),
+      group.items.map((item) => {
+        const current = item.path.toLowerCase() === here;
+        return h('li', {}, h('a', { href: item.path, class: current ? 'active' : null, 'aria-current': current ? 'page' : null }, item.label));
+      }),
     );
     nav.append(h('div', { class: 'nav-group' }, group.section ? h('div', { class: 'nav-section' }, group.section) : null, list));
   }
+  installMenuButton(nav);
+}
+
+/**
+ * The header's Menu button, shown by the stylesheet on narrow screens where the side navigation is
+ * folded away: it opens the navigation as a panel (aria-expanded says whether it is open), Escape or
+ * a second press closes it and gives the focus back to the button.
+ */
+function installMenuButton(nav) {
+  byId('menu-button')?.remove();
+  const button = h('button', { type: 'button', id: 'menu-button', class: 'menu-button', 'aria-expanded': 'false', 'aria-controls': 'nav' }, h('span', { class: 'menu-icon', 'aria-hidden': 'true' }), 'Menu');
+  const setOpen = (open, { focus } = {}) => {
+    button.setAttribute('aria-expanded', String(open));
+    nav.classList.toggle('open', open);
+    document.body.classList.toggle('menu-open', open);
+    if (open && focus) nav.querySelector('a')?.focus();
+  };
+  button.addEventListener('click', () => setOpen(button.getAttribute('aria-expanded') !== 'true', { focus: true }));
+  nav.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape' && nav.classList.contains('open')) {
+      setOpen(false);
+      button.focus();
+    }
+  });
+  // The panel closes when the focus or a click leaves it (Tab past its last link, a tap on the page).
+  nav.addEventListener('focusout', (event) => {
+    if (nav.classList.contains('open') && !nav.contains(event.relatedTarget) && event.relatedTarget !== button && event.relatedTarget !== null) setOpen(false);
+  });
+  document.addEventListener('click', (event) => {
+    if (nav.classList.contains('open') && !nav.contains(event.target) && !button.contains(event.target)) setOpen(false);
+  });
+  // Widening the window past the narrow layout leaves no stale open panel behind.
+  matchMedia('(min-width: 981px)').addEventListener('change', (event) => event.matches && setOpen(false));
+  document.querySelector('.topbar').prepend(button);
 }
 
 function renderSession(session) {
   const countdown = h('span', { id: 'countdown', class: 'countdown', 'aria-live': 'off' });
   clear(byId('session')).append(
-    h('span', { class: 'user', id: 'current-user' }, session.userName),
+    h('span', { class: 'user', id: 'current-user', title: `${session.userName} (${session.tenantName})` }, session.userName),
     h('span', { class: 'tenant' }, session.tenantName),
     countdown,
     h('a', { href: '/Account/Logout', class: 'signout' }, 'Sign out'),
@@ -115,7 +160,9 @@ function renderSession(session) {
 export function showSignedOut() {
   if (countdownTimer) clearInterval(countdownTimer);
   countdownTimer = null;
-  clear(byId('nav'));
+  clear(byId('nav')).classList.remove('open');
+  document.body.classList.remove('menu-open');
+  byId('menu-button')?.remove();
   clear(byId('session'));
 }
 

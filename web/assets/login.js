@@ -1,10 +1,11 @@
 // /Account/Login: username and password (with the forced password change and the passcode step),
 // Negotiate in the background, and the message after a failed OAuth return.
 import { api, ApiError, problemLines, safeReturnUrl } from './api.js';
-import { byId, clear, field, h, notice } from './dom.js';
+import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
 
 const GENERIC_FAILURE = 'Sign-in failed. Check your user name and password and try again. If it keeps failing, ask an administrator.';
+const THROTTLED = 'Too many failed sign-ins from your address. Wait a few minutes, then try again.';
 const OAUTH_FAILURE = 'Sign-in through your identity provider did not succeed. Try again, or ask an administrator.';
 
 const root = clear(byId('content'));
@@ -12,9 +13,19 @@ const card = h('section', { class: 'card login-card' });
 root.append(card);
 const messages = h('div', { class: 'messages', id: 'login-messages' });
 
+/** Shows a message; an error takes the keyboard focus, so a screen reader and a keyboard user land on it. */
 function say(kind, lines, testid) {
-  clear(messages).append(notice(kind, lines, { testid }));
+  const box = notice(kind, lines, { testid });
+  clear(messages).append(box);
+  if (kind === 'error') focusOn(box);
 }
+
+/** Why the browser came here without its session (the service or the page says so in `session=`). */
+const SESSION_MESSAGES = {
+  ended:
+    'Your session was ended: you signed out in another window, your password was changed, or an administrator ended your sessions. Sign in again to continue.',
+  expired: 'Your session expired. Sign in again to continue.',
+};
 
 function done() {
   location.assign(safeReturnUrl());
@@ -41,7 +52,7 @@ const credentials = h('div', { class: 'step', id: 'step-credentials' }, field('U
 const change = h(
   'div',
   { class: 'step', id: 'step-change', hidden: true },
-  h('p', { class: 'lead' }, 'Your password has expired. Choose a new one to continue.'),
+  h('p', { class: 'lead' }, 'Choose a new password to continue: this is the first sign-in, the password was reset, or it has expired.'),
   field('New password', newPassword),
   field('Repeat new password', repeatNewPassword),
   rulesChecklist(newPassword),
@@ -98,14 +109,17 @@ function validate() {
 
 async function attempt() {
   if (stage === 'mfa' && negotiateMfa) {
-    const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401] });
+    const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401, 429] });
     if (res.status === 200) return done();
+    if (res.status === 429) return say('error', THROTTLED, 'login-error');
     passcode.value = '';
     return say('error', GENERIC_FAILURE, 'login-error');
   }
   const body = stage === 'mfa' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
-  const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404] });
+  const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404, 429] });
   if (res.status === 200) return done();
+  // Past SignInThrottle (contract 13): about the address, not the account, so it may be said.
+  if (res.status === 429) return say('error', THROTTLED, 'login-error');
   if (res.status === 202) {
     pending = body;
     clear(messages);
@@ -163,6 +177,7 @@ async function negotiate() {
 const params = new URLSearchParams(location.search);
 const available = await schemes();
 if (params.has('error')) say('error', OAUTH_FAILURE, 'login-error');
+else if (SESSION_MESSAGES[params.get('session')]) say('info', SESSION_MESSAGES[params.get('session')], 'session-ended');
 if (available.oauth) {
   const target = `/api/Authentication/OAuth/Login?returnUrl=${encodeURIComponent(safeReturnUrl())}`;
   card.append(h('a', { class: 'button primary wide', href: target, id: 'oauth-login' }, 'Sign in with your identity provider'));
@@ -171,3 +186,4 @@ if (available.oauth) {
 } else {
   show('credentials');
 }
+document.body.dataset.ready = 'true';

@@ -11,6 +11,13 @@ root.append(card);
 const button = h('button', { type: 'button', class: 'primary', id: 'confirm-logout' }, 'Sign out');
 card.append(
   h('p', {}, session ? `You are signed in as ${session.userName}. Do you want to sign out?` : 'Do you want to sign out of this browser?'),
+  session
+    ? h(
+        'p',
+        { class: 'hint', id: 'logout-scope' },
+        'Signing out ends every session of your account, not only this one: other browsers and devices where you are signed in will have to sign in again. API keys keep working.',
+      )
+    : null,
   h('div', { class: 'actions' }, button, session ? h('a', { class: 'button', href: '/' }, 'Cancel') : null),
 );
 
@@ -19,8 +26,11 @@ button.addEventListener('click', async () => {
   try {
     const res = await api('POST', '/api/Authentication/Logout', undefined, { on401: 'throw' });
     showSignedOut();
-    clear(card).append(notice('success', 'You have been signed out.', { testid: 'logged-out' }));
-    if (res.headers.get('X-Service-Logout-Warning')) {
+    const failed = Boolean(res.headers.get('X-Service-Logout-Warning'));
+    clear(card).append(
+      notice('success', failed ? 'You have been signed out in this browser.' : 'You have been signed out. Every session of your account has ended.', { testid: 'logged-out' }),
+    );
+    if (failed) {
       card.append(
         notice(
           'warning',
@@ -37,3 +47,4 @@ button.addEventListener('click', async () => {
     card.append(notice('error', problemLines(error)));
   }
 });
+document.body.dataset.ready = 'true';

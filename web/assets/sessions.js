@@ -2,6 +2,7 @@
 // "End session". Shared by /Account/Sessions (the signed-in user's own, the current one marked) and
 // the Users page (the selected user's, for an administrator).
 import { api, problemLines } from './api.js';
+import { confirmDialog } from './dialog.js';
 import { clear, formatDate, h, notice } from './dom.js';
 
 /** The user agent as sent, shortened (naming the browser from it would be guesswork); the whole of it is the cell's title. */
@@ -32,7 +33,13 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
 
   async function end(session, button) {
     const what = session.current ? 'this session (you will be signed out here)' : `the session started ${formatDate(session.createdDate)} from ${session.remoteIp ?? 'an unknown address'}`;
-    if (!confirm(`End ${what}? Anyone using it must sign in again.`)) return;
+    const ok = await confirmDialog({
+      title: session.current ? 'End this session?' : 'End that session?',
+      message: `End ${what}? Anyone using it must sign in again.`,
+      confirmLabel: 'End session',
+      danger: true,
+    });
+    if (!ok) return;
     button.disabled = true;
     clear(messages);
     try {
@@ -53,8 +60,8 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
     clear(holder).append(
       h(
         'table',
-        { class: 'grid', id: 'session-list' },
-        h('thead', {}, h('tr', {}, ['Started', 'Address', 'Device', ''].map((text) => h('th', {}, text)))),
+        { class: 'grid stackable', id: 'session-list' },
+        h('thead', {}, h('tr', {}, ['Started', 'Address', 'Device', 'Action'].map((text) => h('th', { scope: 'col' }, text === 'Action' ? h('span', { class: 'visually-hidden' }, text) : text)))),
         h(
           'tbody',
           {},
@@ -69,20 +76,20 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
                   // Last seen and the current mark sit under the start, so the row fits the Users page's narrower card.
                   h(
                     'td',
-                    { class: 'nowrap' },
+                    { class: 'nowrap', 'data-label': 'Started' },
                     formatDate(session.createdDate),
                     h('div', { class: 'muted small last-seen' }, `Last seen ${formatDate(session.lastSeenDate)}`),
                     session.current ? h('div', {}, h('span', { class: 'badge badge-good' }, 'This session')) : null,
                   ),
-                  h('td', { class: 'nowrap' }, session.remoteIp ?? ''),
+                  h('td', { class: 'nowrap', 'data-label': 'Address' }, session.remoteIp ?? ''),
                   // The scheme sits under the device, for the same reason.
                   h(
                     'td',
-                    { class: 'session-device', title: session.userAgent ?? '' },
+                    { class: 'session-device', 'data-label': 'Device', title: session.userAgent ?? '' },
                     shortAgent(session.userAgent),
                     h('div', { class: 'muted small' }, session.authenticationType ?? ''),
                   ),
-                  h('td', {}, button),
+                  h('td', { 'data-label': '' }, button),
                 );
               }),
         ),

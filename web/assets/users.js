@@ -1,19 +1,27 @@
 // Administration > Security > Users: the registry (list, create, edit, deactivate, unlock, reset
 // password, Revoke Sessions) and each user's API keys (generate, shown once; list; revoke).
 import { api, problemLines } from './api.js';
-import { byId, clear, field, formatDate, h, notice } from './dom.js';
+import { confirmDialog } from './dialog.js';
+import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
 import { sessionsCard } from './sessions.js';
 
-await startPage();
+const session = await startPage();
 const root = content();
 
 const listMessages = h('div', { class: 'messages' });
 const listHolder = h('div', { class: 'table-holder' });
 const detail = h('div', { class: 'user-detail', id: 'user-detail' });
 const newUserButton = h('button', { type: 'button', class: 'primary', id: 'new-user', onclick: () => showCreate() }, 'New user');
-const filterInput = h('input', { type: 'search', placeholder: 'Filter by name or email', 'aria-label': 'Filter users', oninput: () => renderList() });
+const filterInput = h('input', {
+  type: 'search',
+  id: 'user-filter',
+  placeholder: 'Filter by name, email, role or tenant',
+  'aria-label': 'Filter users',
+  value: new URLSearchParams(location.search).get('tenant') ?? '',
+  oninput: () => renderList(),
+});
 root.append(
   h(
     'div',
@@ -25,12 +33,26 @@ root.append(
 detail.append(h('section', { class: 'card placeholder' }, h('p', { class: 'muted' }, 'Select a user to see their details, sessions and API keys.')));
 
 let users = [];
-let roles = null; // null: the caller may not list roles (permission 34); an id field is shown instead
+/** The roles the caller may give a user (GET /api/RoleRegistry/Assignable), each tenant's together. */
+let roles = [];
+/** Tenant id → whether it is the landlord tenant (known to a landlord caller only; others have one tenant). */
+const landlordTenants = new Set();
 let selectedId = null;
 
-const roleName = (user) => user.roleName ?? roles?.find((r) => r.id === user.roleRegistryId)?.name ?? (user.roleRegistryId !== undefined ? `Role ${user.roleRegistryId}` : '');
+const roleName = (user) => user.roleName ?? roles.find((r) => r.id === user.roleRegistryId)?.name ?? (user.roleRegistryId !== undefined ? `Role ${user.roleRegistryId}` : '');
 const isLocked = (user) => user.passwordLocked === true;
 const isActive = (user) => user.active !== false;
+
+/**
+ * What "Password expires" truly means for this user: a password that must be changed expires at the
+ * next sign-in, whatever instant is stored; no password at all cannot be used to sign in.
+ */
+function passwordExpiry(user) {
+  if (!user.passwordCreatedDate && !user.passwordExpiryDate) return 'No password set';
+  const expiry = user.passwordExpiryDate ? new Date(user.passwordExpiryDate).getTime() : NaN;
+  if (Number.isFinite(expiry) && expiry <= Date.now()) return 'At next sign-in (must be changed)';
+  return formatDate(user.passwordExpiryDate) || '—';
+}
 
 function badges(user) {
   return [
@@ -41,10 +63,18 @@ function badges(user) {
 
 async function loadRoles() {
   try {
-    const { json } = await api('GET', '/api/RoleRegistry');
-    roles = Array.isArray(json) ? json : null;
+    const { json } = await api('GET', '/api/RoleRegistry/Assignable');
+    roles = Array.isArray(json) ? json : [];
   } catch {
-    roles = null;
+    roles = [];
+  }
+  if (session.landlord) {
+    try {
+      const { json } = await api('GET', '/api/TenantRegistry');
+      for (const tenant of Array.isArray(json) ? json : []) if (tenant.landlord) landlordTenants.add(tenant.id);
+    } catch {
+      // the hint about landlord roles is then left out
+    }
   }
 }
 
@@ -63,25 +93,41 @@ async function loadUsers() {
 function renderList() {
   const term = filterInput.value.trim().toLowerCase();
   const shown = users
-    .filter((u) => !term || String(u.name).toLowerCase().includes(term) || String(u.email ?? '').toLowerCase().includes(term))
+    .filter((u) => !term || [u.name, u.email, roleName(u), u.tenantName].some((v) => String(v ?? '').toLowerCase().includes(term)))
     .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   clear(listHolder).append(
     h(
       'table',
       { class: 'grid selectable', id: 'users' },
-      h('thead', {}, h('tr', {}, h('th', {}, 'Name'), h('th', {}, 'Role'), h('th', {}, 'Status'))),
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Role'))),
       h(
         'tbody',
         {},
         shown.length === 0
-          ? h('tr', {}, h('td', { colspan: 3, class: 'empty' }, 'No users.'))
+          ? h('tr', {}, h('td', { colspan: 2, class: 'empty' }, 'No users.'))
           : shown.map((user) =>
               h(
                 'tr',
-                { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, tabindex: 0, onclick: () => select(user.id), onkeydown: (e) => e.key === 'Enter' && select(user.id) },
-                h('td', {}, h('div', { class: 'strong' }, user.name), user.email ? h('div', { class: 'muted small' }, user.email) : null),
+                { class: user.id === selectedId ? 'selected' : null, 'data-user': user.name, onclick: () => select(user.id, undefined, { focus: true }) },
+                // The name is a link (Tab reaches it, Enter opens it, and it can be opened in a new tab).
+                // Only an exceptional state is flagged here (inactive, locked); the detail shows every state.
+                h(
+                  'td',
+                  {},
+                  h(
+                    'a',
+                    {
+                      class: 'user-link',
+                      href: `?user=${encodeURIComponent(user.name)}`,
+                      'aria-current': user.id === selectedId ? 'true' : null,
+                      onclick: (e) => (e.preventDefault(), e.stopPropagation(), select(user.id, undefined, { focus: true })),
+                    },
+                    user.name,
+                  ),
+                  user.email ? h('div', { class: 'muted small' }, user.email) : null,
+                  !isActive(user) || isLocked(user) ? h('div', {}, badges(user).filter((b) => b && !b.classList.contains('badge-good'))) : null,
+                ),
                 h('td', {}, roleName(user), user.tenantName ? h('div', { class: 'muted small' }, user.tenantName) : null),
-                h('td', {}, badges(user)),
               ),
             ),
       ),
@@ -91,18 +137,50 @@ function renderList() {
 
 // ---- shared form pieces ------------------------------------------------------------------------
 
-function roleInput(selected) {
-  if (roles) {
-    return h(
-      'select',
-      { name: 'roleRegistryId', required: true },
-      roles
-        .filter((r) => r.active !== false || r.id === selected)
-        .map((r) => h('option', { value: String(r.id), selected: r.id === selected }, r.tenantName ? `${r.tenantName} / ${r.name}` : r.name)),
+/**
+ * The role of a user: every role the caller may give, grouped by tenant, with no role chosen in
+ * advance for a new user (least privilege is a decision, not a default). The hint under it says what
+ * the chosen role means.
+ */
+function roleInput(selected, { id } = {}) {
+  const select = h('select', { name: 'roleRegistryId', required: true, id });
+  if (selected === undefined) select.append(h('option', { value: '' }, 'Choose a role…'));
+  const current = selected !== undefined && !roles.some((r) => r.id === selected) ? selected : null;
+  if (current !== null) select.append(h('option', { value: String(current), selected: true }, 'The current role (not one you may give)'));
+  const byTenant = new Map();
+  for (const role of roles.filter((r) => r.active !== false || r.id === selected)) {
+    if (!byTenant.has(role.tenantName)) byTenant.set(role.tenantName, []);
+    byTenant.get(role.tenantName).push(role);
+  }
+  for (const [tenantName, list] of [...byTenant].sort(([a], [b]) => String(a).localeCompare(String(b)))) {
+    select.append(
+      h(
+        'optgroup',
+        { label: tenantName },
+        list
+          .sort((a, b) => String(a.name).localeCompare(String(b.name)))
+          .map((r) => h('option', { value: String(r.id), selected: r.id === selected }, `${r.name}${r.active === false ? ' (inactive)' : ''}`)),
+      ),
     );
   }
-  return h('input', { name: 'roleRegistryId', type: 'number', min: 1, value: selected ?? '' });
+  const hint = h('div', { class: 'hint role-hint', 'aria-live': 'polite' });
+  const describe = () => {
+    const role = roles.find((r) => String(r.id) === select.value);
+    if (!role) return (hint.textContent = roles.length === 0 ? 'There is no role you may give. Roles are made on the Roles page.' : '');
+    if (landlordTenants.has(role.tenantRegistryId)) {
+      hint.textContent = `${role.tenantName} is the landlord tenant: its users hold every permission and see every tenant, whatever the role.`;
+    } else {
+      const names = role.permissions?.length ? role.permissions.map(permissionName).join(', ') : 'no permission (sign-in and own account only)';
+      hint.textContent = `Tenant ${role.tenantName}. Permissions: ${names}.`;
+    }
+  };
+  select.addEventListener('change', describe);
+  describe();
+  return { select, element: h('div', { class: 'role-field' }, field('Role', select), hint) };
 }
+
+const PERMISSIONS = { 34: 'Read Write Security Role', 35: 'Read Write Security User' };
+const permissionName = (id) => PERMISSIONS[id] ?? `permission ${id}`;
 
 /** Password fields with the WirePasswordHash choice and must-change flag. */
 function passwordFields(prefix) {
@@ -119,7 +197,12 @@ function passwordFields(prefix) {
       'label',
       { class: 'check' },
       wire,
-      ' Send as wire hash (WirePasswordHash): the browser sends SHA-256 of password + user name, and the service never sees the password itself.',
+      h(
+        'span',
+        {},
+        ' Scramble the password in the browser before it is sent, so the service never receives the password itself.',
+        h('span', { class: 'hint' }, ' The service can then no longer check the password rules; this page checks them. The user’s browser scrambles it the same way at every sign-in.'),
+      ),
     ),
     h('label', { class: 'check' }, mustChange, ' The user must change it at the next sign-in'),
   );
@@ -165,7 +248,7 @@ function showCreate() {
   const messages = h('div', { class: 'messages' });
   const name = h('input', { name: 'name', maxlength: 256, required: true, id: 'new-user-name' });
   const email = h('input', { name: 'email', type: 'email', maxlength: 256, id: 'new-user-email' });
-  const role = roleInput(roles?.[0]?.id);
+  const role = roleInput(undefined, { id: 'new-user-role' });
   const active = h('input', { type: 'checkbox', checked: true, id: 'new-user-active' });
   const passwords = passwordFields('new-user');
   const save = h('button', { type: 'submit', class: 'primary', id: 'create-user' }, 'Create user');
@@ -175,19 +258,22 @@ function showCreate() {
     h('h2', {}, 'New user'),
     messages,
     h('div', { class: 'row' }, field('User name', name), field('Email', email)),
-    h('div', { class: 'row' }, field('Role', role), h('label', { class: 'check inline' }, active, ' Active')),
+    h('div', { class: 'row align-start' }, role.element, h('label', { class: 'check inline' }, active, ' Active (can sign in)')),
     passwords.element,
     h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => showPlaceholder() }, 'Cancel')),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    const problems = [...(name.value.trim() ? [] : ['Enter a user name.']), ...passwords.problems()];
-    if (problems.length > 0) return clear(messages).append(notice('error', problems));
+    const problems = [...(name.value.trim() ? [] : ['Enter a user name.']), ...(role.select.value ? [] : ['Choose a role.']), ...passwords.problems()];
+    if (problems.length > 0) {
+      clear(messages).append(notice('error', problems));
+      return focusOn(messages.firstChild);
+    }
     let created;
     const ok = await act(save, messages, async () => {
       const body = {
         name: name.value.trim(),
-        roleRegistryId: Number(role.value),
+        roleRegistryId: Number(role.select.value),
         active: active.checked,
         ...(await passwords.body(name.value.trim())),
       };
@@ -196,7 +282,7 @@ function showCreate() {
     });
     if (ok) {
       await loadUsers();
-      if (created?.id !== undefined) select(created.id, 'User created.');
+      if (created?.id !== undefined) select(created.id, 'User created.', { focus: true });
     }
   });
   clear(detail).append(form);
@@ -209,9 +295,11 @@ function showPlaceholder() {
 
 // ---- one user ---------------------------------------------------------------------------------
 
-async function select(id, message) {
+async function select(id, message, { focus = false } = {}) {
   selectedId = id;
   renderList();
+  const wantedName = users.find((u) => u.id === id)?.name;
+  if (wantedName) history.replaceState(null, '', `?user=${encodeURIComponent(wantedName)}`);
   let user = users.find((u) => u.id === id);
   try {
     user = (await api('GET', `/api/UserRegistry/${encodeURIComponent(id)}`)).json ?? user;
@@ -219,6 +307,8 @@ async function select(id, message) {
     if (!user) return clear(detail).append(notice('error', problemLines(error)));
   }
   renderUser(user, message);
+  // The keyboard follows the choice: the heading of the opened user, so Tab continues in its actions.
+  if (focus) focusOn(byId('user-name'));
 }
 
 function renderUser(user, message) {
@@ -238,14 +328,14 @@ function renderUser(user, message) {
   });
   const toggle = h('button', { type: 'button', id: 'toggle-active' }, isActive(user) ? 'Deactivate' : 'Activate');
   toggle.addEventListener('click', async () => {
-    if (isActive(user) && !confirm(`Deactivate ${user.name}? Their sessions end at once.`)) return;
+    if (isActive(user) && !(await confirmDialog({ title: `Deactivate ${user.name}?`, message: 'Every session of this user ends at once, and they cannot sign in until they are activated again. Their API keys stop working while they are inactive.', confirmLabel: 'Deactivate', danger: true }))) return;
     if (await act(toggle, messages, () => api('PUT', `/api/UserRegistry/${id}`, { active: !isActive(user) }))) {
       await refresh(isActive(user) ? 'The user is deactivated.' : 'The user is active again.');
     }
   });
   const revoke = h('button', { type: 'button', class: 'danger', id: 'revoke-sessions' }, 'Revoke sessions');
   revoke.addEventListener('click', async () => {
-    if (!confirm(`End every session of ${user.name}? They will have to sign in again. API keys keep working.`)) return;
+    if (!(await confirmDialog({ title: `End every session of ${user.name}?`, message: 'They are signed out in every browser and will have to sign in again. Their API keys keep working.', confirmLabel: 'End sessions', danger: true }))) return;
     if (await act(revoke, messages, () => api('POST', `/api/UserRegistry/RevokeTokens/${id}`), `Every session of ${user.name} has been ended.`)) {
       detail.querySelector('#reload-sessions')?.click();
     }
@@ -253,7 +343,7 @@ function renderUser(user, message) {
 
   const remove = h('button', { type: 'button', class: 'danger', id: 'delete-user' }, 'Delete');
   remove.addEventListener('click', async () => {
-    if (!confirm(`Delete ${user.name}? Their sessions end at once and they can no longer sign in. Their sign-in history stays.`)) return;
+    if (!(await confirmDialog({ title: `Delete ${user.name}?`, message: 'Their sessions end at once and they can no longer sign in. Their sign-in and sign-out history stays.', confirmLabel: 'Delete user', danger: true }))) return;
     if (await act(remove, messages, () => api('DELETE', `/api/UserRegistry/${id}`))) {
       selectedId = null;
       await loadUsers();
@@ -265,13 +355,13 @@ function renderUser(user, message) {
   const head = h(
     'section',
     { class: 'card' },
-    h('div', { class: 'card-head' }, h('h2', { id: 'user-name' }, user.name), h('div', { class: 'badges' }, badges(user))),
+    h('div', { class: 'card-head' }, h('h2', { id: 'user-name', tabindex: '-1' }, user.name), h('div', { class: 'badges' }, badges(user))),
     h(
       'dl',
       { class: 'facts' },
       h('div', {}, h('dt', {}, 'Last sign-in'), h('dd', {}, formatDate(user.lastLoginDate) || 'Never')),
-      h('div', {}, h('dt', {}, 'Password expires'), h('dd', {}, formatDate(user.passwordExpiryDate) || '—')),
-      h('div', {}, h('dt', {}, 'Wire password hash'), h('dd', {}, user.wirePasswordHash ? 'Yes' : 'No')),
+      h('div', {}, h('dt', {}, 'Password expires'), h('dd', { id: 'password-expires' }, passwordExpiry(user))),
+      h('div', {}, h('dt', {}, 'Password scrambled in the browser'), h('dd', { title: 'WirePasswordHash' }, user.wirePasswordHash ? 'Yes' : 'No')),
       h('div', {}, h('dt', {}, 'Created'), h('dd', {}, [formatDate(user.createdDate), user.createdUser ? ` by ${user.createdUser}` : ''].join(''))),
     ),
     messages,
@@ -281,13 +371,13 @@ function renderUser(user, message) {
   // Details.
   const detailMessages = h('div', { class: 'messages' });
   const email = h('input', { type: 'email', maxlength: 256, value: user.email ?? '', id: 'edit-email' });
-  const role = roleInput(user.roleRegistryId);
+  const role = roleInput(user.roleRegistryId, { id: 'edit-role' });
   const saveDetails = h('button', { type: 'submit', class: 'primary', id: 'save-user' }, 'Save');
-  const detailsForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Details'), detailMessages, h('div', { class: 'row' }, field('Email', email), field('Role', role)), h('div', { class: 'actions' }, saveDetails));
+  const detailsForm = h('form', { class: 'card', novalidate: true }, h('h2', {}, 'Details'), detailMessages, h('div', { class: 'row align-start' }, field('Email', email), role.element), h('div', { class: 'actions' }, saveDetails));
   detailsForm.addEventListener('submit', async (event) => {
     event.preventDefault();
     const body = { email: email.value.trim() || null };
-    if (role.value) body.roleRegistryId = Number(role.value);
+    if (role.select.value && Number(role.select.value) !== user.roleRegistryId) body.roleRegistryId = Number(role.select.value);
     if (await act(saveDetails, detailMessages, () => api('PUT', `/api/UserRegistry/${id}`, body))) await refresh('The details are saved.');
   });
 
@@ -323,41 +413,75 @@ function apiKeys(user) {
 
   async function loadKeys() {
     try {
-      const { json } = await api('GET', `/api/UserRegistry/${id}/ApiKey`);
+      const { json } = await api('GET', `/api/UserRegistry/${id}/ApiKey?includeRevoked=true`);
       renderKeys(Array.isArray(json) ? json : []);
     } catch (error) {
       clear(listHolderKeys).append(notice('error', problemLines(error)));
     }
   }
 
-  function renderKeys(keys) {
+  function renderKeys(all) {
+    const keys = all.filter((key) => !key.revoked);
+    const revoked = all.filter((key) => key.revoked);
     clear(listHolderKeys).append(
       h(
         'table',
-        { class: 'grid', id: 'api-key-list' },
-        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Created', 'Last used', ''].map((t) => h('th', {}, t)))),
+        { class: 'grid stackable', id: 'api-key-list' },
+        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Created', 'Last used', 'Action'].map((t) => h('th', { scope: 'col' }, t === 'Action' ? h('span', { class: 'visually-hidden' }, t) : t)))),
         h(
           'tbody',
           {},
           keys.length === 0
-            ? h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No API keys.'))
+            ? h('tr', {}, h('td', { colspan: 5, class: 'empty' }, 'No active API keys.'))
             : keys.map((key) => {
-                const revoke = h('button', { type: 'button', class: 'danger small revoke-key' }, 'Revoke');
+                const revoke = h('button', { type: 'button', class: 'danger small revoke-key', 'aria-label': `Revoke the key ${key.name}` }, 'Revoke');
                 revoke.addEventListener('click', async () => {
-                  if (!confirm(`Revoke the API key "${key.name}" (${key.apiKeyDisplay}…)? Integrations using it stop working at once.`)) return;
+                  if (!(await confirmDialog({ title: `Revoke the API key “${key.name}”?`, message: `The key ${key.apiKeyDisplay}… stops working at once for every integration using it. This cannot be undone; it stays listed under Revoked keys.`, confirmLabel: 'Revoke key', danger: true }))) return;
                   if (await act(revoke, messages, () => api('DELETE', `/api/UserRegistry/${id}/ApiKey/${encodeURIComponent(key.id)}`), `The key ${key.apiKeyDisplay}… is revoked.`)) await loadKeys();
                 });
                 return h(
                   'tr',
                   { 'data-key-id': key.id, 'data-key-display': key.apiKeyDisplay },
-                  h('td', { class: 'nowrap' }, h('code', {}, `${key.apiKeyDisplay}…`)),
+                  h('td', { class: 'nowrap', 'data-label': 'Key' }, h('code', {}, `${key.apiKeyDisplay}…`)),
                   // The description sits under the name so the row fits the card without scrolling.
-                  h('td', {}, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
-                  h('td', { class: 'nowrap' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
-                  h('td', { class: 'nowrap' }, formatDate(key.lastUsedDate) || 'Never'),
-                  h('td', {}, revoke),
+                  h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
+                  h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
+                  h('td', { class: 'nowrap', 'data-label': 'Last used' }, formatDate(key.lastUsedDate) || 'Never'),
+                  h('td', { 'data-label': '' }, revoke),
                 );
               }),
+        ),
+      ),
+    );
+    const history = revokedHistory(revoked);
+    if (history) listHolderKeys.append(history);
+  }
+
+  /** Revoked keys stay visible as history: which key, when it was made and revoked, and by whom. */
+  function revokedHistory(revoked) {
+    if (revoked.length === 0) return null;
+    return h(
+      'details',
+      { class: 'history', id: 'revoked-keys' },
+      h('summary', {}, `Revoked keys (${revoked.length})`),
+      h(
+        'table',
+        { class: 'grid stackable', id: 'revoked-key-list' },
+        h('thead', {}, h('tr', {}, ['Key', 'Name', 'Created', 'Last used', 'Revoked'].map((t) => h('th', { scope: 'col' }, t)))),
+        h(
+          'tbody',
+          {},
+          revoked.map((key) =>
+            h(
+              'tr',
+              { 'data-key-id': key.id, 'data-key-display': key.apiKeyDisplay },
+              h('td', { class: 'nowrap', 'data-label': 'Key' }, h('code', {}, `${key.apiKeyDisplay}…`)),
+              h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
+              h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
+              h('td', { class: 'nowrap', 'data-label': 'Last used' }, formatDate(key.lastUsedDate) || 'Never'),
+              h('td', { class: 'nowrap', 'data-label': 'Revoked' }, formatDate(key.revokedDate), key.revokedBy ? h('div', { class: 'muted small' }, `by ${key.revokedBy}`) : null),
+            ),
+          ),
         ),
       ),
     );
@@ -426,4 +550,4 @@ await loadUsers();
 const wanted = new URLSearchParams(location.search).get('user');
 const preselect = wanted ? users.find((u) => String(u.name).toLowerCase() === wanted.toLowerCase()) : null;
 if (preselect) await select(preselect.id);
-byId('content').dataset.ready = 'true';
+document.body.dataset.ready = 'true';

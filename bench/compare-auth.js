@@ -1,0 +1,61 @@
+'use strict';
+/**
+ * Before/after comparison of the per-request authentication cost of two builds, in one run: the
+ * compiled service of another checkout (BENCH_BEFORE, a directory with dist/ and node_modules/, e.g. a
+ * `git worktree` of the previous commit after `npm run build`) and of this one run side by side, each on
+ * its own database, and the same targets as bench/auth.js (open route, bearer JWT, cookie JWT with
+ * refresh) alternate between the two over rounds, at 10 and 50 connections. Reported per build:
+ * requests/s, service CPU µs per request, and the ratio to that build's own open route (the figure
+ * bench/auth.js tracks). Run: npm run build && BENCH_BEFORE=/path/to/old/checkout node bench/compare-auth.js
+ */
+const lib = require('./lib/service');
+
+async function main() {
+  const before = process.env.BENCH_BEFORE;
+  if (!before) throw new Error('BENCH_BEFORE must name the checkout to compare with');
+  const builds = [
+    { name: 'before', root: before, port: 5321 },
+    { name: 'after', root: undefined, port: 5322 },
+  ];
+  for (const build of builds) {
+    build.db = await lib.createDatabase('tm_bench_compare');
+    build.service = await lib.startService({ ConnectionString: build.db.url }, build.port, build.root);
+    build.credentials = await lib.signInAdministrator(build.service.url);
+  }
+  try {
+    const rows = [];
+    for (const connections of [10, 50]) {
+      const targets = [];
+      for (const kind of ['open route', 'bearer JWT', 'cookie JWT + refresh']) {
+        for (const build of builds) {
+          const { url } = build.service;
+          const { token, cookie } = build.credentials;
+          const options =
+            kind === 'open route'
+              ? { connections, url: `${url}/api/Authentication/PasswordPublicKey` }
+              : kind === 'bearer JWT'
+                ? { connections, url: `${url}/api/Authentication/Session`, headers: { authorization: `Bearer ${token}` } }
+                : { connections, url: `${url}/api/Authentication/Session`, headers: { cookie, 'sec-fetch-site': 'same-origin' } };
+          targets.push({ name: `${build.name}: ${kind}`, build, kind, options });
+        }
+      }
+      // alternate() measures CPU of one process; measure each build's targets with its own pid.
+      const results = await lib.alternate(targets, { pidOf: (t) => t.build.service.pid });
+      for (const build of builds) {
+        const own = results.filter((r) => r.name.startsWith(`${build.name}:`));
+        rows.push(...lib.comparisonRows(own, connections));
+      }
+    }
+    lib.printTable('Before/after: requests/s and service CPU per request (median of 5 alternating 4 s rounds per load)', rows);
+  } finally {
+    for (const build of builds) {
+      await build.service?.stop();
+      await build.db?.drop();
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
