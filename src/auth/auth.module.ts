@@ -1,12 +1,12 @@
 import { Global, Module } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { UsersModule } from '../users/users.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { SessionActivityWriter } from './session-activity.writer';
-import { SlidingRefresh, SlidingRefreshInterceptor } from './sliding-refresh';
+import { SlidingRefresh } from './sliding-refresh';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
@@ -27,7 +27,6 @@ import { UserStateReader } from './user-state.reader';
     Authenticator,
     SlidingRefresh,
     { provide: APP_GUARD, useClass: AccessGuard },
-    { provide: APP_INTERCEPTOR, useClass: SlidingRefreshInterceptor },
   ],
   exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtStrategy, SlidingRefresh],
 })

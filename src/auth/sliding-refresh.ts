@@ -1,16 +1,17 @@
-import { CallHandler, ExecutionContext, Inject, Injectable, NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Observable } from 'rxjs';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionCookies } from './cookies';
-import { AuthenticatedRequest, Principal } from './principal';
+import { Principal } from './principal';
 import { TokenService } from './token.service';
 
 /**
  * The sliding refresh (contract 4): every cookie-authenticated request gets a fresh 15-minute token in
  * fresh cookies, keeping the session and its start; bearer and API-key requests get none. A separate
  * step after authentication, not part of it, so a caller that only wants to know who is calling (the
- * logout) sets no cookie it must then take back.
+ * logout) sets no cookie it must then take back. Applied by the global guard right after it
+ * authenticates (before the handler, so GET /api/Authentication/Session answers the new expiration),
+ * and by the pages and the explorer, which authenticate inside public routes.
  */
 @Injectable()
 export class SlidingRefresh {
@@ -29,23 +30,5 @@ export class SlidingRefresh {
     );
     this.cookies.set(req, res, issued);
     principal.expiration = issued.expiration;
-  }
-}
-
-/**
- * Applies the sliding refresh to every route the global guard let through with a cookie, before the
- * handler runs (so GET /api/Authentication/Session already answers the new expiration). Pages and the
- * explorer, which authenticate inside public routes, call SlidingRefresh themselves.
- */
-@Injectable()
-export class SlidingRefreshInterceptor implements NestInterceptor {
-  constructor(private readonly refresh: SlidingRefresh) {}
-
-  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() === 'http') {
-      const req = context.switchToHttp().getRequest<AuthenticatedRequest>();
-      if (req.principal) this.refresh.renew(req, context.switchToHttp().getResponse<Response>(), req.principal);
-    }
-    return next.handle();
   }
 }
