@@ -67,6 +67,18 @@ describe('embedded PostgreSQL', () => {
         password: ADMIN_PASSWORD,
       });
       expect(fresh.status).toBe(200);
+
+      // Grid reads stream from a binary COPY here too (PGlite serves every connection from one session).
+      const reader = new Browser(second.url);
+      const headers = { authorization: `Bearer ${fresh.json.token}` };
+      const json = await reader.get('/api/UserLogin?sortField=id&sortDirection=asc', headers);
+      const csv = await reader.get('/api/UserLogin?format=csv&sortField=id&sortDirection=asc', headers);
+      expect(json.status).toBe(200);
+      expect(Object.keys(json.json)).toEqual(['statistics', 'total', 'rows']);
+      expect(json.json.total).toBe(json.json.rows.length);
+      expect(json.json.rows.map((r: { failed: boolean }) => r.failed)).toEqual([false, true, false]);
+      expect(csv.status).toBe(200);
+      expect(csv.text.trim().split('\r\n')).toHaveLength(json.json.total + 1);
     } finally {
       await second.app.close();
     }

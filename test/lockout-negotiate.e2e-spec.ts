@@ -27,7 +27,7 @@ async function negotiate(principal: string): Promise<Record<string, string>> {
 beforeAll(async () => {
   kdc = await startKdc();
   kdc.exportEnvironment();
-  for (const principal of ['burst', 'steady']) kdc.addUser(principal, `pw-${principal}-0123`);
+  for (const principal of ['burst', 'steady', 'walker']) kdc.addUser(principal, `pw-${principal}-0123`);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   kerberos = require('kerberos');
 });
@@ -95,5 +95,36 @@ describe('Negotiate passcode lockout under a concurrent burst (contract 13)', ()
       [id],
     );
     expect(row).toEqual({ FailedPasswordCount: 0, PasswordLocked: false });
+  });
+});
+
+describe('SignInThrottle on ByNegotiate (contract 13)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { NegotiateAuthentication: 'True', SignInThrottle: '3/5n' } });
+    await insertUser(t, { name: 'walker' });
+  });
+  afterAll(async () => t.close());
+
+  it('does not count the challenge leg, counts refused tickets, then answers 429 without accepting a valid ticket', async () => {
+    for (let i = 0; i < 5; i++) {
+      const challenge = await new Browser(t.url).get('/api/Authentication/ByNegotiate');
+      expect(challenge.status).toBe(401);
+      expect(challenge.headers.get('www-authenticate')).toBe('Negotiate');
+    }
+    for (let i = 0; i < 3; i++) {
+      expect((await new Browser(t.url).get('/api/Authentication/ByNegotiate', { authorization: 'Negotiate YWJjZGVm' })).status).toBe(401);
+    }
+    const valid = await new Browser(t.url).get('/api/Authentication/ByNegotiate', await negotiate('walker'));
+    expect(valid.status).toBe(429);
+    expect(valid.headers.get('retry-after')).toBe('300');
+    expect(valid.setCookies).toEqual([]);
+    const rows = await t.db.query<{ FailureTypeId: number; AuthenticationTypeId: number; CreatedUser: string | null }>(
+      `SELECT "FailureTypeId", "AuthenticationTypeId", "CreatedUser" FROM "UserLogin" ORDER BY "Id"`,
+    );
+    expect(rows).toEqual([{ FailureTypeId: 12, AuthenticationTypeId: 2, CreatedUser: null }]);
+    // The window ends, the same valid ticket kind signs in.
+    t.clock.advance(300_000);
+    expect((await new Browser(t.url).get('/api/Authentication/ByNegotiate', await negotiate('walker'))).status).toBe(200);
   });
 });

@@ -201,6 +201,47 @@ describe('API behind the administration pages', () => {
     });
   });
 
+  describe('UserLogout rows of an end of every session say when the sessions began', () => {
+    it('RevokeTokens: the earliest live session and how many; a forced change at sign-in: none was open', async () => {
+      const { id } = await insertUser(t, { name: 'sam', password: STRONG });
+      const firstAt = t.clock.nowMs();
+      await signIn('sam');
+      t.clock.advance(90_000);
+      await signIn('sam');
+      t.clock.advance(30_000);
+      expect((await admin.post(`/api/UserRegistry/RevokeTokens/${id}`)).status).toBe(204);
+      const [row] = await t.db.query<{ SessionStartDate: Date; Message: string; ReasonId: number }>(
+        `SELECT "SessionStartDate", "Message", "ReasonId" FROM "UserLogout" WHERE "UserRegistryId" = $1`,
+        [id],
+      );
+      expect(row).toEqual({ SessionStartDate: new Date(firstAt), Message: '2 sessions ended; the session start is the earliest.', ReasonId: 2 });
+      const read = await admin.get('/api/UserLogout?search=sam');
+      expect(read.json.rows).toEqual([expect.objectContaining({ createdUser: 'sam', sessionStartDate: new Date(firstAt).toISOString(), sessionSeconds: 120 })]);
+
+      // A new user's forced first change: no session was open, so there is no start to name.
+      const starter = await insertUser(t, { name: 'sam.starter', password: STRONG, expired: true });
+      const changed = await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', {
+        userName: 'sam.starter',
+        password: STRONG,
+        newPassword: 'A-New-Passw0rd-Sam',
+        repeatNewPassword: 'A-New-Passw0rd-Sam',
+      });
+      expect(changed.status).toBe(200);
+      const rows = await t.db.query(`SELECT "ReasonId", "SessionStartDate", "Message" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [starter.id]);
+      expect(rows).toEqual([{ ReasonId: 3, SessionStartDate: null, Message: null }]);
+
+      // Deactivation of a user with one session: its start, no count.
+      const dee = await insertUser(t, { name: 'dee', password: STRONG });
+      const deeAt = t.clock.nowMs();
+      await signIn('dee');
+      t.clock.advance(5_000);
+      expect((await admin.put(`/api/UserRegistry/${dee.id}`, { active: false })).status).toBe(200);
+      expect(await t.db.query(`SELECT "ReasonId", "SessionStartDate", "Message" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [dee.id])).toEqual([
+        { ReasonId: 2, SessionStartDate: new Date(deeAt), Message: null },
+      ]);
+    });
+  });
+
   describe('the sign-in redirect says why the session is gone', () => {
     it('ended by an administrator: session=ended, the dead cookies cleared; expired: session=expired; never signed in: nothing', async () => {
       const { id } = await insertUser(t, { name: 'rita', password: STRONG, permissions: [35] });

@@ -192,6 +192,18 @@ describe('administration pages in a browser', () => {
     expect((await kim.get('/api/Authentication/Session')).status).toBe(401);
   });
 
+  it('User Logout shows when the ended session began and how long it lasted', async () => {
+    // kim's session, ended in the keyboard test above, began a second before it was ended.
+    const [row] = await t.db.query<{ SessionStartDate: Date }>(`SELECT "SessionStartDate" FROM "UserLogout" WHERE "CreatedUser" = 'kim'`);
+    expect(row.SessionStartDate).toBeInstanceOf(Date);
+    await admin.goto(`${t.url}/Administration/Security/UserLogout?search=kim`);
+    await ready(admin);
+    const cells = admin.locator('#grid tbody tr', { hasText: 'kim' });
+    await expect(cells.locator('td[data-label="Session start"]').innerText()).resolves.toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/);
+    await expect(cells.locator('td[data-label="Session length"]').innerText()).resolves.toBe('1 s');
+    await screenshot(admin, 'user-logout-session-start');
+  });
+
   it('a failed sign-in puts the focus on the message; the sign-in page has a skip link too', async () => {
     const { page, context } = await session();
     await page.goto(`${t.url}/Account/Login`);
@@ -282,13 +294,32 @@ describe('administration pages in a browser', () => {
     expect(await admin.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('grid-error');
   });
 
+  it('when more rows match than are loaded, the page says so plainly instead of showing the fetch limit as a count', async () => {
+    await t.db.query(
+      `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp")
+       SELECT $1::timestamptz - make_interval(secs => g), 'bulk' || g, 1, true, 1, '203.0.113.7' FROM generate_series(1, 120) g`,
+      [t.clock.now()],
+    );
+    await admin.goto(`${t.url}/Administration/Security/UserLogin?search=bulk&take=100`);
+    await ready(admin);
+    await expect(admin.locator('#grid-summary').innerText()).resolves.toBe('120 matching rows · showing 1–25 · page 1 of 4 · the newest 100 loaded.');
+    await expect(admin.getByTestId('grid-partial').innerText()).resolves.toMatch(/Only the newest 100 of the 120 matching rows are loaded/);
+    // Loading more from the pager fetches them all; the choice is kept in the address.
+    await admin.selectOption('#grid-take', '1000');
+    await admin.waitForURL(/search=bulk$/);
+    await admin.locator('#grid-summary[data-state="ready"]').waitFor();
+    await expect(admin.locator('#grid-summary').innerText()).resolves.toBe('120 matching rows · showing 1–25 · page 1 of 5.');
+    expect(await admin.getByTestId('grid-partial').count()).toBe(0);
+    await expect(admin.locator('#export-csv').getAttribute('href')).resolves.toMatch(/take=100000&format=csv$/);
+  });
+
   it('the forced first change reads as what it is in the User Login grid, not as an attack', async () => {
     await insertUser(t, { name: 'newcomer', password: STRONG, expired: true });
     await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'newcomer', password: STRONG });
     await admin.goto(`${t.url}/Administration/Security/UserLogin?search=newcomer`);
     await ready(admin);
     const row = admin.locator('#grid tbody tr', { hasText: 'newcomer' });
-    await expect(row.locator('td[data-label="Result"]').innerText()).resolves.toBe('Change asked');
+    await expect(row.locator('td[data-label="Result"]').innerText()).resolves.toBe('Change required');
     await expect(row.locator('td[data-label="Failure reason"]').innerText()).resolves.toMatch(/Password expired and no new password supplied\s*Expected, not an attack/);
   });
 

@@ -115,6 +115,12 @@ describe('every page at desktop and phone width', () => {
     await page.locator('#nav').waitFor({ state: 'hidden' });
     expect(await button.getAttribute('aria-expanded')).toBe('false');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('menu-button');
+    // A tap on the page beside the open panel closes it too.
+    await button.click();
+    await page.locator('#nav').waitFor({ state: 'visible' });
+    await page.mouse.click(PHONE - 10, 880);
+    await page.locator('#nav').waitFor({ state: 'hidden' });
+    expect(await button.getAttribute('aria-expanded')).toBe('false');
     return links.join('|');
   }
 

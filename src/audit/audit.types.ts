@@ -18,6 +18,8 @@ export enum FailureTypeId {
   LocalValidationFailure = 9,
   InternalError = 10,
   SecondFactorRejected = 11,
+  /** Contract 13: refused unverified, the client address is past SignInThrottle. */
+  Throttled = 12,
 }
 
 export const AUTHENTICATION_TYPE_NAMES: Record<number, string> = {
@@ -38,6 +40,7 @@ export const FAILURE_TYPE_NAMES: Record<number, string> = {
   9: 'Local authentication or token validation failed',
   10: 'Internal error while processing the ticket',
   11: 'Second factor rejected',
+  12: 'Throttled',
 };
 
 /** ReasonId of UserLogout (service.md 2.4). */

@@ -30,7 +30,7 @@ export class AccessGuard implements CanActivate {
     req.principal = principal;
     // Contract 4: every cookie-authenticated request gets fresh cookies, one refused below included.
     // A step of its own here rather than a Nest interceptor, which cost ~40 µs of CPU on every request
-    // (docs/decisions/0008).
+    // (docs/decisions/0009).
     this.refresh.renew(req, res, principal);
 
     const rule = this.reflector.getAllAndOverride<AccessRule | undefined>(ACCESS_RULE, targets) ?? {};

@@ -70,6 +70,18 @@ describe('settings (contract 1)', () => {
     expect(problems({ OAuthAuthority: 'http://127.0.0.1:4000' })).toEqual([]);
   });
 
+  it('reads SignInThrottle as count/interval (default 20/5n), 0 for off (contract 13)', () => {
+    const throttle = (value?: string) => loadSettings(value === undefined ? {} : { SignInThrottle: value }).signInThrottle;
+    expect(throttle()).toEqual({ limit: 20, windowMs: 300_000 });
+    expect(throttle('0')).toBeNull();
+    expect(throttle('0/5n')).toBeNull();
+    expect(throttle('5/30s')).toEqual({ limit: 5, windowMs: 30_000 });
+    expect(throttle('100 / 1h')).toEqual({ limit: 100, windowMs: 3_600_000 });
+    for (const bad of ['20', '20/5', '20/5w', 'x/5n', '20/0n', '-1/5n', 'off']) {
+      expect(problems({ SignInThrottle: bad })).toEqual([expect.stringMatching(/^SignInThrottle:/)]);
+    }
+  });
+
   it('reads TrustProxy as False, True (one hop), a hop count or a list of addresses and ranges (contract 13)', () => {
     const trust = (value?: string) => loadSettings(value === undefined ? {} : { TrustProxy: value }).trustProxy;
     expect(trust()).toBe(false);

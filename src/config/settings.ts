@@ -42,6 +42,8 @@ export interface Settings {
   /** How long ended UserSession rows are kept before the daily purge (contract 14), in milliseconds. */
   sessionRetentionMs: number;
 
+  /** Failed sign-ins tolerated per client address and window (SignInThrottle, contract 13); null: off. */
+  signInThrottle: SignInThrottleSetting | null;
   passwordAttempts: number;
   passwordExpiryDays: number;
   passwordAsymmetricEncryption: boolean;
@@ -88,6 +90,12 @@ export interface Settings {
  * proxy, so entries a client writes to the left of what our own proxies append are never used.
  */
 export type TrustProxy = false | number | string[];
+
+/** `SignInThrottle`: at most `limit` failed sign-ins per client address within `windowMs`. */
+export interface SignInThrottleSetting {
+  limit: number;
+  windowMs: number;
+}
 
 /** Most hops a deployment can have in front of the service; more is a typo. */
 const MAX_PROXY_HOPS = 32;
@@ -215,6 +223,21 @@ class Reader {
     }
   }
 
+  /** `count/window`, e.g. `20/5n` (20 failed sign-ins per 5 minutes), or `0` for off. */
+  signInThrottle(name: string, fallback: SignInThrottleSetting): SignInThrottleSetting | null {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if (value === '0') return null;
+    const match = /^(\d+)\s*\/\s*(\d+)\s*([a-z])$/i.exec(value);
+    const unit = match?.[3].toLowerCase();
+    if (!match || !(unit! in UNIT_MS) || Number(match[2]) < 1 || Number(match[2]) > 1_000_000 || Number(match[1]) > 1_000_000) {
+      this.problems.push(`${name}: expected count/interval such as 20/5n (units s, n, h, d), or 0 for off, got "${value}"`);
+      return fallback;
+    }
+    if (Number(match[1]) === 0) return null;
+    return { limit: Number(match[1]), windowMs: Number(match[2]) * UNIT_MS[unit as IntervalUnit] };
+  }
+
   trustProxy(name: string): TrustProxy {
     const parsed = parseTrustProxy(this.raw(name));
     if (typeof parsed === 'object' && !Array.isArray(parsed)) {
@@ -268,6 +291,7 @@ export function loadSettings(env: Env): Settings {
     revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
     sessionRetentionMs: r.unitSlashValue('SessionRetention', 'd', 30),
 
+    signInThrottle: r.signInThrottle('SignInThrottle', { limit: 20, windowMs: 5 * UNIT_MS.n }),
     passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),
     passwordExpiryDays: r.int('PasswordExpiryDays', 90, 1, 36500),
     passwordAsymmetricEncryption: r.bool('PasswordAsymmetricEncryption', false),

@@ -1,4 +1,6 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
 import { NegotiateController } from './negotiate.controller';
@@ -10,12 +12,32 @@ import { PasswordController } from './password.controller';
 import { PasswordSignIn } from './password-sign-in.service';
 import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
+import { SignInThrottleEntry } from './sign-in-throttle.entity';
+import { SignInThrottle } from './sign-in-throttle.service';
+import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
-  imports: [SessionsModule, UsersModule],
+  imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule],
   controllers: [PasswordController, NegotiateController, OAuthController],
-  providers: [PasswordSignIn, SignInCompletion, NegotiateStrategy, NegotiateSignIn, OAuthSignIn],
+  providers: [
+    PasswordSignIn,
+    SignInCompletion,
+    NegotiateStrategy,
+    NegotiateSignIn,
+    OAuthSignIn,
+    SignInThrottle,
+    DatabaseThrottleStore,
+    {
+      // Redis when the nodes share one, else the database they share anyway (contract 13).
+      provide: SignInThrottleStore,
+      inject: [SETTINGS, DatabaseThrottleStore],
+      useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
+        settings.redisConnectionString
+          ? new RedisThrottleStore(settings.redisConnectionString, deploymentNamespace(settings.connectionString, settings.dataDirectory))
+          : database,
+    },
+  ],
   exports: [SignInCompletion],
 })
 export class LoginModule {}

@@ -11,6 +11,7 @@ import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-acco
 import { NegotiateStrategy, userNameOfPrincipal } from './negotiate.strategy';
 import { SIGN_IN_FAILED } from './password-sign-in.service';
 import { SignInCompletion } from './sign-in.service';
+import { SignInThrottle } from './sign-in-throttle.service';
 
 export type NegotiateSignInResult =
   | { kind: 'signedIn'; issued: IssuedToken; responseToken: string | null }
@@ -40,6 +41,7 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
     private readonly audit: AuditWriter,
     private readonly completion: SignInCompletion,
     private readonly mfa: MfaProvider,
+    private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
@@ -54,8 +56,14 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
    * problem carrying `WWW-Authenticate: Negotiate` on every failure.
    */
   async signIn(req: Request, res: Response, passcode?: string): Promise<NegotiateSignInResult> {
+    // Before the ticket is even accepted: an address past SignInThrottle gets 429 (contract 13).
+    const ticket = await this.throttle.enter(req, AuthenticationTypeId.Negotiate, null);
     const outcome = await this.strategy.accept(req.get('authorization'));
-    if (outcome.kind === 'challenge') throw negotiateChallenge('Negotiate authentication is required.');
+    if (outcome.kind === 'challenge') {
+      // The first leg of every browser's handshake: no attempt yet, nothing counted.
+      await ticket.release();
+      throw negotiateChallenge('Negotiate authentication is required.');
+    }
     if (outcome.kind === 'refused') throw negotiateChallenge();
     // The ticket could not be checked (the acceptor timed out or is saturated): fail closed, honestly.
     if (outcome.kind === 'unavailable') throw serviceUnavailable('The Negotiate ticket could not be checked right now.');
@@ -80,7 +88,10 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
 
     let reserved: ReservedAttempt | null = null;
     if (this.settings.enableMultifactorAuthentication) {
-      if (passcode === undefined) return { kind: 'mfaRequired', responseToken: outcome.responseToken };
+      if (passcode === undefined) {
+        await ticket.release();
+        return { kind: 'mfaRequired', responseToken: outcome.responseToken };
+      }
       // Counted before the verify, like a password (contract 13): an attempt past the threshold, or on
       // an account locked meanwhile, is refused without asking the provider.
       reserved = await this.accounts.reserveAttempt(account.id);
@@ -96,6 +107,7 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
     }
     const issued = await this.completion.complete(account, AuthenticationTypeId.Negotiate, req, res, { attempt: reserved });
     if (!issued) return fail(FailureTypeId.PasswordLocked, account);
+    await ticket.release();
     return { kind: 'signedIn', issued, responseToken: outcome.responseToken };
   }
 

@@ -13,6 +13,7 @@ import { localPath } from '../common/local-path';
 import { hasControlCharacter } from '../common/text';
 import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
 import { SignInCompletion } from './sign-in.service';
+import { SignInThrottle } from './sign-in-throttle.service';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';
 export const OAUTH_BINDING_COOKIE = 'oauth-binding';
@@ -111,6 +112,7 @@ export class OAuthSignIn {
     private readonly audit: AuditWriter,
     private readonly completion: SignInCompletion,
     private readonly clock: Clock,
+    private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {
     this.sealer = new OAuthStateSealer(settings.jwtKey);
@@ -122,6 +124,8 @@ export class OAuthSignIn {
 
   /** GET OAuth/Login: the provider's authorization URL for a new flow (or the login page with an error). */
   async start(req: Request, res: Response, returnUrl: unknown): Promise<string> {
+    // An address past SignInThrottle is not even sent to the provider (contract 13): 429.
+    await this.throttle.check(req, AuthenticationTypeId.OAuth);
     try {
       const client = await this.library();
       const config = await this.discover();
@@ -156,6 +160,8 @@ export class OAuthSignIn {
 
   /** The callback, by GET (query) or POST (form_post): where to send the browser next. */
   async callback(req: Request, res: Response, method: 'GET' | 'POST'): Promise<string> {
+    // Counted before the state, the code or the ID token is looked at (contract 13): 429 past the limit.
+    const ticket = await this.throttle.enter(req, AuthenticationTypeId.OAuth, null);
     res.clearCookie(OAUTH_BINDING_COOKIE, this.bindingCookieOptions(req));
     try {
       const params = this.responseParameters(req, method);
@@ -164,6 +170,7 @@ export class OAuthSignIn {
         throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user was locked during the sign-in', account.name, account);
       }
       this.logger.log(`user ${account.id} signed in by OpenID Connect`);
+      await ticket.release();
       return this.settings.oauthForceRedirect ?? this.returnUrlOf(params);
     } catch (error) {
       const failure =

@@ -14,6 +14,7 @@ import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { ChangePasswordDto, PasswordSignInDto } from './login.dto';
 import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
+import { SignInThrottle } from './sign-in-throttle.service';
 
 /** The one answer for every failed sign-in, whatever the cause (contract 3). */
 export const SIGN_IN_FAILED = 'The user name, password or passcode is not valid.';
@@ -44,10 +45,13 @@ export class PasswordSignIn {
     private readonly completion: SignInCompletion,
     private readonly revocation: SessionRevocation,
     private readonly mfa: MfaProvider,
+    private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
   async signIn(dto: PasswordSignInDto, req: Request, res: Response): Promise<PasswordSignInResult> {
+    // Before anything is looked up or verified: an address past SignInThrottle gets 429 (contract 13).
+    const ticket = await this.throttle.enter(req, AuthenticationTypeId.UserNamePassword, dto.userName);
     const context = requestContext(req);
     const opened = this.openPasswords(dto);
     const attempt = opened.password ?? '';
@@ -117,6 +121,7 @@ export class PasswordSignIn {
     if (this.settings.enableMultifactorAuthentication) {
       if (!dto.mfa) {
         await releaseOrRefuse();
+        await ticket.release();
         return { kind: 'mfaRequired' };
       }
       // The passcode is verified under the password attempt's place in the count: a burst of passcodes
@@ -138,6 +143,7 @@ export class PasswordSignIn {
     if (!(await this.accounts.recordSuccess(account.id, reserved))) return fail(FailureTypeId.PasswordLocked, account);
     if (newPassword !== null) await this.changePassword(account, newPassword, context);
     const issued = await this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res, { alreadyRecorded: true });
+    await ticket.release();
     return { kind: 'signedIn', issued: issued! };
   }
 

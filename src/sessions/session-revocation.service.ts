@@ -1,8 +1,9 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { RequestContext } from '../common/request-context';
 import { UserSessionRepository } from './user-session.repository';
@@ -58,16 +59,26 @@ export class SessionRevocation {
     private readonly audit: AuditWriter,
     private readonly bus: Bus,
     private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
-  /** Throws when the revocation cannot be written; nothing is then recorded as revoked. */
+  /**
+   * Throws when the revocation cannot be written; nothing is then recorded as revoked. The UserLogout
+   * row names when the cut session began: the one given (a logout knows its own session), else the
+   * earliest of the sessions still alive that this ended, with their number in Message when there
+   * were several; null when none was open (a forced password change at sign-in, say).
+   */
   async revokeAll(owner: SessionOwner, options: RevocationOptions): Promise<Date> {
     const now = this.clock.now();
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
     await this.transactions.run(async (manager) => {
       await manager.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [owner.userRegistryId, now]);
-      await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
+      const starts = await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
+      // Rows past the absolute lifetime were no longer sessions; they are closed, not counted.
+      const alive = starts.filter((start) => now.getTime() - start.getTime() < this.settings.sessionAbsoluteLifetimeMs).sort((a, b) => a.getTime() - b.getTime());
+      const sessionStartDate = options.sessionStartDate ?? alive[0] ?? null;
+      const message = options.message ?? (alive.length > 1 ? `${alive.length} sessions ended; the session start is the earliest.` : null);
       await this.audit.logout(
         {
           createdUser: owner.userName,
@@ -76,9 +87,9 @@ export class SessionRevocation {
           reasonId: options.reasonId,
           outcomeId: LogoutOutcomeId.Revoked,
           context: options.context ?? null,
-          sessionStartDate: options.sessionStartDate ?? null,
+          sessionStartDate,
           cutByUser: endedBy,
-          message: options.message ?? null,
+          message,
         },
         manager,
       );

@@ -102,13 +102,19 @@ export class UserSessionRepository {
     return row ? { id: row.Id, tenantRegistryId: row.TenantRegistryId, createdDate: new Date(row.CreatedDate) } : null;
   }
 
-  /** Ends every open session of the user with `reasonId`; answers how many it ended. */
-  async endAllOf(userRegistryId: number, reasonId: LogoutReasonId, endedByUser: string, now: Date, tx?: EntityManager): Promise<number> {
-    const result = await this.on(tx).update(
-      { userRegistryId, endedDate: IsNull() },
-      { endedDate: now, endReasonId: reasonId, endedByUser: boundText(endedByUser, BOUNDS.name) },
-    );
-    return result.affected ?? 0;
+  /**
+   * Ends every open session of the user with `reasonId`; answers when each of them had started (so
+   * the UserLogout row can say when the cut sessions began).
+   */
+  async endAllOf(userRegistryId: number, reasonId: LogoutReasonId, endedByUser: string, now: Date, tx?: EntityManager): Promise<Date[]> {
+    const result = await this.on(tx)
+      .createQueryBuilder()
+      .update()
+      .set({ endedDate: now, endReasonId: reasonId, endedByUser: boundText(endedByUser, BOUNDS.name) })
+      .where('"UserRegistryId" = :userRegistryId AND "EndedDate" IS NULL', { userRegistryId })
+      .returning('"CreatedDate"')
+      .execute();
+    return (result.raw as { CreatedDate: Date }[]).map((row) => new Date(row.CreatedDate));
   }
 
   /**

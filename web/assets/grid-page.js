@@ -218,7 +218,7 @@ function cell(column, row) {
     case 'outcome': {
       if (!value) return td({}, h('span', { class: 'badge badge-good' }, 'Succeeded'));
       if (row.failureTypeId === PASSWORD_CHANGE_REQUESTED) {
-        return td({}, h('span', { class: 'badge badge-warn', title: 'The password had to be changed: this attempt made the page ask for a new one.' }, 'Change asked'));
+        return td({}, h('span', { class: 'badge badge-warn', title: 'The password had to be changed, and this attempt did not yet bring an acceptable new one.' }, 'Change required'));
       }
       return td({}, h('span', { class: 'badge badge-bad' }, 'Failed'));
     }
@@ -227,12 +227,12 @@ function cell(column, row) {
         {},
         empty ? '' : String(value),
         row.failureTypeId === PASSWORD_CHANGE_REQUESTED
-          ? h('span', { class: 'cell-note' }, 'Expected, not an attack: a new or reset password must be changed, and this attempt is how the sign-in page learns to ask for the new one.')
+          ? h('span', { class: 'cell-note' }, 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).')
           : null,
       );
     case 'sessionStart':
       return empty
-        ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'Not recorded for this row.' }, '—')
+        ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'No session was open (or, for an older row, its start was not recorded).' }, '—')
         : td({ class: 'date' }, formatDate(value));
     case 'sessionLength':
       return empty

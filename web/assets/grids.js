@@ -38,6 +38,7 @@ export const FAILURE_REASONS = [
   [9, 'Local authentication or token validation failed'],
   [10, 'Internal error while processing the ticket'],
   [11, 'Second factor rejected'],
+  [12, 'Throttled'],
 ];
 
 /** FailureTypeId 4: how a forced password change is asked for, not an attack (see grid-page.js). */

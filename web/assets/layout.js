@@ -133,6 +133,13 @@ function installMenuButton(nav) {
       button.focus();
     }
   });
+  // The panel closes when the focus or a click leaves it (Tab past its last link, a tap on the page).
+  nav.addEventListener('focusout', (event) => {
+    if (nav.classList.contains('open') && !nav.contains(event.relatedTarget) && event.relatedTarget !== button && event.relatedTarget !== null) setOpen(false);
+  });
+  document.addEventListener('click', (event) => {
+    if (nav.classList.contains('open') && !nav.contains(event.target) && !button.contains(event.target)) setOpen(false);
+  });
   // Widening the window past the narrow layout leaves no stale open panel behind.
   matchMedia('(min-width: 981px)').addEventListener('change', (event) => event.matches && setOpen(false));
   document.querySelector('.topbar').prepend(button);

@@ -5,6 +5,7 @@ import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
 
 const GENERIC_FAILURE = 'Sign-in failed. Check your user name and password and try again. If it keeps failing, ask an administrator.';
+const THROTTLED = 'Too many failed sign-ins from your address. Wait a few minutes, then try again.';
 const OAUTH_FAILURE = 'Sign-in through your identity provider did not succeed. Try again, or ask an administrator.';
 
 const root = clear(byId('content'));
@@ -108,14 +109,17 @@ function validate() {
 
 async function attempt() {
   if (stage === 'mfa' && negotiateMfa) {
-    const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401] });
+    const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401, 429] });
     if (res.status === 200) return done();
+    if (res.status === 429) return say('error', THROTTLED, 'login-error');
     passcode.value = '';
     return say('error', GENERIC_FAILURE, 'login-error');
   }
   const body = stage === 'mfa' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
-  const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404] });
+  const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404, 429] });
   if (res.status === 200) return done();
+  // Past SignInThrottle (contract 13): about the address, not the account, so it may be said.
+  if (res.status === 429) return say('error', THROTTLED, 'login-error');
   if (res.status === 202) {
     pending = body;
     clear(messages);

@@ -165,7 +165,7 @@ function select(id, message) {
     h('div', { class: 'actions' }, save, toggle),
     h(
       'ul',
-      { class: 'links', id: 'tenant-links' },
+      { class: 'links spaced', id: 'tenant-links' },
       h('li', {}, h('a', { href: `/Administration/Security/Roles?tenant=${tenant.id}` }, `Roles of ${tenant.name}`)),
       h('li', {}, h('a', { href: `/Administration/Security/Users?tenant=${encodeURIComponent(tenant.name)}` }, `Users of ${tenant.name}`)),
     ),

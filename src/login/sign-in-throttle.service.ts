@@ -1,0 +1,152 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Interval } from '@nestjs/schedule';
+import type { Request } from 'express';
+import { isIPv6 } from 'node:net';
+import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
+import { AuditWriter } from '../audit/audit.writer';
+import { Clock } from '../common/clock';
+import { ProblemError, serviceUnavailable } from '../common/problem';
+import { requestContext } from '../common/request-context';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { SignInThrottleStore, ThrottleWindow } from './sign-in-throttle.store';
+
+/**
+ * A sign-in admitted by the throttle holds one place in its address's count until it ends: a failure
+ * keeps it, a success (or a step that is no failure: the second-factor prompt, a Negotiate challenge)
+ * gives it back with `release()`.
+ */
+export interface ThrottleTicket {
+  release(): Promise<void>;
+}
+
+const NOTHING_HELD: ThrottleTicket = { release: async () => undefined };
+
+/** How long the count may take before the sign-in is refused (fail closed, 503). */
+const STORE_DEADLINE_MS = 3000;
+
+/**
+ * Per-address sign-in throttling across nodes (contract 13, SignInThrottle). Every sign-in takes a
+ * place in its client address's count before anything is verified, in one atomic step of the shared
+ * store (Redis when configured, else the database), so a burst sent at once is cut at exactly the
+ * limit. Past the limit the sign-in is refused for the rest of the window: 429 with Retry-After, a
+ * UserLogin row with FailureTypeId 12, nothing verified. Successes give their place back, so only
+ * failures count. The address is the one of contract 13 (TrustProxy), never a forwarded left part;
+ * an IPv6 client is counted by its /64, the block one subscriber is usually given.
+ */
+@Injectable()
+export class SignInThrottle implements OnModuleDestroy {
+  private readonly logger = new Logger('SignInThrottle');
+
+  constructor(
+    private readonly store: SignInThrottleStore,
+    private readonly audit: AuditWriter,
+    private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  /**
+   * Admits a sign-in or refuses it: throws the 429 problem (after writing the FailureTypeId 12 row)
+   * when the address is past the limit, or a 503 when the count cannot be reached.
+   */
+  async enter(req: Request, type: AuthenticationTypeId, createdUser: string | null): Promise<ThrottleTicket> {
+    const rule = this.settings.signInThrottle;
+    if (!rule) return NOTHING_HELD;
+    const address = throttleAddress(requestContext(req).remoteIp);
+    const now = this.clock.nowMs();
+    const window = await this.reach(() => this.store.take(address, now, rule.windowMs));
+    if (window.count > rule.limit) await this.refuse(req, type, createdUser, window, now);
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        // Losing a give-back only over-counts (toward refusing): logged, never thrown.
+        await this.store.giveBack(address, window.startMs).catch((error: unknown) => {
+          this.logger.warn(`could not give back a sign-in count: ${(error as Error).message}`);
+        });
+      },
+    };
+  }
+
+  /** Refuses without counting when the address is already past the limit (starting a sign-in elsewhere). */
+  async check(req: Request, type: AuthenticationTypeId): Promise<void> {
+    const rule = this.settings.signInThrottle;
+    if (!rule) return;
+    const address = throttleAddress(requestContext(req).remoteIp);
+    const now = this.clock.nowMs();
+    const window = await this.reach(() => this.store.peek(address, now, rule.windowMs));
+    if (window && window.count >= rule.limit) await this.refuse(req, type, null, window, now);
+  }
+
+  /** Once a minute, windows that ended are forgotten (the database store; Redis keys expire). */
+  @Interval('sign-in-throttle-purge', 60_000)
+  async purge(): Promise<void> {
+    const rule = this.settings.signInThrottle;
+    if (!rule) return;
+    await this.store.purge(this.clock.nowMs(), rule.windowMs).catch((error: unknown) => {
+      this.logger.warn(`could not purge ended sign-in windows: ${(error as Error).message}`);
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.store.close();
+  }
+
+  private async refuse(req: Request, type: AuthenticationTypeId, createdUser: string | null, window: ThrottleWindow, now: number): Promise<never> {
+    const retryAfter = Math.max(1, Math.ceil((window.startMs + this.settings.signInThrottle!.windowMs - now) / 1000));
+    await this.audit.login({
+      createdUser,
+      userRegistryId: null,
+      tenantRegistryId: null,
+      authenticationTypeId: type,
+      failureTypeId: FailureTypeId.Throttled,
+      context: requestContext(req),
+    });
+    throw new ProblemError(429, 'Too Many Requests', 'Too many failed sign-ins from this address; try again later.', {
+      headers: { 'Retry-After': String(retryAfter) },
+    });
+  }
+
+  /** The store, within a deadline; unreachable means refused (fail closed). */
+  private async reach<T>(operation: () => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        operation(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer within ${STORE_DEADLINE_MS} ms`)), STORE_DEADLINE_MS);
+        }),
+      ]);
+    } catch (error) {
+      this.logger.error(`sign-in refused, the throttle count cannot be reached: ${(error as Error).message}`);
+      throw serviceUnavailable('Sign-in is unavailable right now.');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** The key an address is counted under: IPv4 as is, IPv6 by its /64 prefix. */
+export function throttleAddress(ip: string | null): string {
+  if (!ip) return 'unknown';
+  if (!isIPv6(ip)) return ip;
+  const groups = expandIPv6(ip);
+  return groups ? `${groups.slice(0, 4).join(':')}::/64` : ip.slice(0, 64);
+}
+
+/** The eight 16-bit groups of an IPv6 address, without leading zeros; null when it does not parse. */
+function expandIPv6(ip: string): string[] | null {
+  let text = ip.replace(/%.*$/, '').toLowerCase();
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = text.slice(0, dotted.index) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return null;
+  const head = halves[0] ? halves[0].split(':') : [];
+  const tail = halves.length === 2 && halves[1] ? halves[1].split(':') : [];
+  const missing = 8 - head.length - tail.length;
+  if (missing < 0 || (halves.length === 1 && missing !== 0)) return null;
+  return [...head, ...Array<string>(missing).fill('0'), ...tail].map((group) => parseInt(group, 16).toString(16));
+}

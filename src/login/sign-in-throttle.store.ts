@@ -1,0 +1,180 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { createHash } from 'node:crypto';
+import Redis from 'ioredis';
+import { Repository } from 'typeorm';
+import { redisOptions } from '../bus/redis.bus';
+import { SignInThrottleEntry } from './sign-in-throttle.entity';
+
+/** One address's window: its start (Clock ms) and the sign-ins counted in it so far. */
+export interface ThrottleWindow {
+  startMs: number;
+  count: number;
+}
+
+/**
+ * Where failed sign-ins per address are counted, shared by every node. Each operation is one atomic
+ * step, so concurrent sign-ins from one address each get their own place in the count. Times come
+ * from the service's Clock (tests move it), never from the store's own clock.
+ */
+export abstract class SignInThrottleStore {
+  /** Counts one sign-in in the address's window, starting a new window when the last one ended. */
+  abstract take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow>;
+  /** Takes one count back (a sign-in that succeeded), if the window it was taken in still runs. */
+  abstract giveBack(address: string, startMs: number): Promise<void>;
+  /** The address's running window, without counting anything; null when none runs. */
+  abstract peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null>;
+  /** Forgets windows that ended. */
+  abstract purge(nowMs: number, windowMs: number): Promise<void>;
+  abstract close(): Promise<void>;
+}
+
+/**
+ * The database's count (no Redis configured). Raw SQL: one INSERT … ON CONFLICT decides whether the
+ * window ended and counts in the same statement (TypeORM's upsert cannot express the conditional
+ * reset), which is what makes concurrent sign-ins from one address on several nodes count exactly.
+ */
+@Injectable()
+export class DatabaseThrottleStore extends SignInThrottleStore {
+  constructor(@InjectRepository(SignInThrottleEntry) private readonly repository: Repository<SignInThrottleEntry>) {
+    super();
+  }
+
+  async take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {
+    const rows: Array<{ start: Date; count: number }> = await this.repository.query(
+      `INSERT INTO "SignInThrottle" AS t ("Address", "WindowStart", "FailureCount") VALUES ($1, $2, 1)
+       ON CONFLICT ("Address") DO UPDATE SET
+         "WindowStart" = CASE WHEN t."WindowStart" <= $3 THEN EXCLUDED."WindowStart" ELSE t."WindowStart" END,
+         "FailureCount" = CASE WHEN t."WindowStart" <= $3 THEN 1 ELSE t."FailureCount" + 1 END
+       RETURNING "WindowStart" AS start, "FailureCount" AS count`,
+      [address, new Date(nowMs), new Date(nowMs - windowMs)],
+    );
+    return { startMs: rows[0].start.getTime(), count: rows[0].count };
+  }
+
+  async giveBack(address: string, startMs: number): Promise<void> {
+    await this.repository
+      .createQueryBuilder()
+      .update()
+      .set({ failureCount: () => 'GREATEST("FailureCount" - 1, 0)' })
+      .where('"Address" = :address AND "WindowStart" = :start', { address, start: new Date(startMs) })
+      .execute();
+  }
+
+  async peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null> {
+    const row = await this.repository
+      .createQueryBuilder('t')
+      .where('t."Address" = :address AND t."WindowStart" > :since', { address, since: new Date(nowMs - windowMs) })
+      .getOne();
+    return row ? { startMs: row.windowStart.getTime(), count: row.failureCount } : null;
+  }
+
+  async purge(nowMs: number, windowMs: number): Promise<void> {
+    await this.repository
+      .createQueryBuilder()
+      .delete()
+      .where('"WindowStart" <= :since', { since: new Date(nowMs - windowMs) })
+      .execute();
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** Counts one sign-in; a new window when none runs or the last one ended. KEYS[1]; ARGV now, window, ttl. */
+const TAKE = `
+local start = tonumber(redis.call('HGET', KEYS[1], 's'))
+local now = tonumber(ARGV[1])
+local count
+if (not start) or now - start >= tonumber(ARGV[2]) then
+  start = now
+  count = 1
+  redis.call('HSET', KEYS[1], 's', ARGV[1], 'c', 1)
+else
+  count = redis.call('HINCRBY', KEYS[1], 'c', 1)
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {tostring(start), count}`;
+
+/** Takes one count back when the window that counted it still runs. KEYS[1]; ARGV start. */
+const GIVE_BACK = `
+if redis.call('HGET', KEYS[1], 's') == ARGV[1] and tonumber(redis.call('HGET', KEYS[1], 'c')) > 0 then
+  redis.call('HINCRBY', KEYS[1], 'c', -1)
+end
+return 0`;
+
+/** How long a Redis command may take before the sign-in is refused (fail closed). */
+const REDIS_COMMAND_TIMEOUT_MS = 2000;
+
+/**
+ * The Redis count (RedisConnectionString set): one hash per address, changed by Lua scripts so each
+ * step is atomic on the server. Keys carry a namespace derived from the database the nodes share, so
+ * two deployments on one Redis never count each other's failures. The key expiry (real time) only
+ * cleans up; whether a window ended is decided on the service's Clock. The connection has no offline
+ * queue: while Redis is down a sign-in is refused at once, never left waiting.
+ */
+export class RedisThrottleStore extends SignInThrottleStore {
+  private readonly client: Redis & {
+    throttleTake(key: string, now: string, window: string, ttl: string): Promise<[string, number]>;
+    throttleGiveBack(key: string, start: string): Promise<number>;
+  };
+
+  constructor(
+    connectionString: string,
+    private readonly namespace: string,
+  ) {
+    super();
+    const { options } = redisOptions(connectionString);
+    this.client = new Redis({
+      ...options,
+      connectionName: 'tm-throttle',
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+      retryStrategy: (times) => Math.min(100 * times, 2000),
+    }) as RedisThrottleStore['client'];
+    // Connection errors surface as refused sign-ins (503); the bus already records Redis events.
+    this.client.on('error', () => undefined);
+    this.client.defineCommand('throttleTake', { numberOfKeys: 1, lua: TAKE });
+    this.client.defineCommand('throttleGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
+  }
+
+  private key(address: string): string {
+    return `SignInThrottle:${this.namespace}:${address}`;
+  }
+
+  async take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {
+    const [start, count] = await this.client.throttleTake(this.key(address), String(nowMs), String(windowMs), String(windowMs + 60_000));
+    return { startMs: Number(start), count: Number(count) };
+  }
+
+  async giveBack(address: string, startMs: number): Promise<void> {
+    await this.client.throttleGiveBack(this.key(address), String(startMs));
+  }
+
+  async peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null> {
+    const [start, count] = await this.client.hmget(this.key(address), 's', 'c');
+    if (start === null || count === null || nowMs - Number(start) >= windowMs) return null;
+    return { startMs: Number(start), count: Number(count) };
+  }
+
+  async purge(): Promise<void> {
+    // Keys expire on their own.
+  }
+
+  async close(): Promise<void> {
+    this.client.disconnect();
+  }
+}
+
+/**
+ * The namespace of a deployment's keys in a shared Redis: its database (host, port and name, not
+ * the credentials, which may differ per node), hashed so no address appears in Redis.
+ */
+export function deploymentNamespace(connectionString: string | null, dataDirectory: string): string {
+  let identity = `embedded:${dataDirectory}`;
+  if (connectionString) {
+    const url = new URL(connectionString);
+    identity = `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  }
+  return createHash('sha256').update(identity).digest('hex').slice(0, 16);
+}
