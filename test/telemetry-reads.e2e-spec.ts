@@ -54,7 +54,7 @@ describe('telemetry reads (service.md 4.3, contract 10)', () => {
     const res = await get('/api/ArchiverWarning');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
-    expect(Object.keys(res.json)).toEqual(['rows', 'total', 'statistics']);
+    expect(Object.keys(res.json)).toEqual(['statistics', 'total', 'rows']);
     expect(res.json.total).toBe(1);
     const [row] = res.json.rows;
     expect(Object.keys(row)).toEqual([

@@ -1,31 +1,48 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
 import { Clock } from '../common/clock';
-import { parseReadQuery } from './read-query';
+import { AnswerStream, ClientGone, negotiateEncoding } from './answer-stream';
 import { ReadEngine } from './read-engine.service';
+import { ReadLimits } from './read-limits';
+import { parseReadQuery } from './read-query';
 import { ReadTable } from './read-table';
 
 /**
  * What every grid route does, so controllers stay one line each: parse the query against the table
- * description (400 naming a bad parameter), then answer JSON or stream CSV (`format=csv` or
- * `Accept: text/csv`). "Now" comes from the injected Clock, so the default window moves with it.
+ * description (400 naming a bad parameter), take a read or export slot (ReadLimits), then stream
+ * JSON or CSV (`format=csv` or `Accept: text/csv`), compressed when the client accepts gzip or br.
+ * "Now" comes from the injected Clock, so the default window moves with it, and so does the idle
+ * limit on slow clients.
+ *
+ * A failure before the first byte is an ordinary problem answer. After it, the connection is cut:
+ * the client sees an incomplete body, never a shorter answer that parses as a whole one.
  */
 @Injectable()
 export class GridReads {
+  private readonly logger = new Logger('GridReads');
+
   constructor(
     private readonly engine: ReadEngine,
+    private readonly limits: ReadLimits,
     private readonly clock: Clock,
   ) {}
 
   async answer(table: ReadTable, req: Request, res: Response, principal: Principal): Promise<void> {
     const query = parseReadQuery(table, req.query as Record<string, unknown>, this.clock.nowMs(), req.get('accept'));
-    if (query.csv) {
-      await this.engine.streamCsv(table, query, principal, res, table.table);
-      return;
+    const release = query.csv ? this.limits.claimExport(principal) : await this.limits.claimRead();
+    const answer = new AnswerStream(res, negotiateEncoding(req.get('accept-encoding')), this.clock);
+    try {
+      if (query.csv) await this.engine.streamCsv(table, query, principal, answer, table.table);
+      else await this.engine.streamJson(table, query, principal, answer);
+    } catch (error) {
+      if (!answer.started && !answer.gone) throw error;
+      answer.abort();
+      if (!(error instanceof ClientGone) && !answer.gone) {
+        this.logger.error(`${table.table} read cut off: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    } finally {
+      release();
     }
-    const body = await this.engine.readJson(table, query, principal);
-    res.status(200).setHeader('Cache-Control', 'no-store');
-    res.type('application/json').send(body);
   }
 }

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiProduces, ApiProperty, ApiQuery } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiOkResponse, ApiProduces, ApiProperty, ApiQuery, ApiTooManyRequestsResponse } from '@nestjs/swagger';
 import { ReadTable } from './read-table';
 
 /** Statistics of one column: over the newest 100000 rows of the filtered, sampled set. */
@@ -19,16 +19,19 @@ export class ColumnStatisticsDto {
   histogram!: HistogramBucketDto[];
 }
 
-/** The common envelope of every grid read (service.md 4.3). */
+/**
+ * The common envelope of every grid read (service.md 4.3). The members come in this order so the
+ * answer can stream: statistics and total first, then the rows as they are read.
+ */
 export class ReadEnvelopeDto {
-  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Rows in camelCase, at most take.' }) rows!: object[];
-  @ApiProperty({ description: 'Full filtered (and sampled) count, regardless of take.' }) total!: number;
   @ApiProperty({
     type: 'object',
     additionalProperties: { $ref: '#/components/schemas/ColumnStatisticsDto' },
     description: 'Per statistics column; {} for the audit trails.',
   })
   statistics!: Record<string, ColumnStatisticsDto>;
+  @ApiProperty({ description: 'Full filtered (and sampled) count, regardless of take.' }) total!: number;
+  @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Rows in camelCase, at most take.' }) rows!: object[];
 }
 
 /** OpenAPI description of a grid read: its query parameters (per table) and its answers. */
@@ -53,9 +56,10 @@ export function GridReadDocs(table: ReadTable, summary: string) {
         schema: f.type === 'boolean' ? { type: 'boolean' } : f.type === 'integer' ? { type: 'integer', ...(f.values ? { enum: [...f.values] } : {}) } : { type: 'string', format: 'uuid' },
       }),
     ),
-    q('format', 'csv streams the rows as CSV (as does Accept: text/csv).'),
+    q('format', 'csv streams the rows as CSV (as does Accept: text/csv); at most 2 exports per user at once (429 beyond).'),
     ApiProduces('application/json', 'text/csv'),
     ApiOkResponse({ type: ReadEnvelopeDto, description: summary }),
     ApiBadRequestResponse({ description: 'A parameter that does not parse, named in errors.' }),
+    ApiTooManyRequestsResponse({ description: 'Too many exports (2 per user, a quarter of the pool per node) or reads at once; see Retry-After.' }),
   );
 }

@@ -1,14 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { randomBytes, randomInt } from 'node:crypto';
-import { once } from 'node:events';
-import type { Response } from 'express';
+import type { Pool, PoolClient } from 'pg';
+import { randomInt } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { Principal } from '../auth/principal';
-import { forbidden } from '../common/problem';
-import { csvLine } from './csv';
+import { forbidden, serviceUnavailable } from '../common/problem';
+import { AnswerStream } from './answer-stream';
+import { BinaryCopy, CopyRow } from './binary-copy';
+import { ByteWriter } from './byte-writer';
+import { csvField } from './csv';
 import { MAX_TAKE, ReadQuery } from './read-query';
 import { ReadColumn, ReadTable } from './read-table';
+import { codecForType, ColumnCodec } from './row-codecs';
 
 /** Statistics of one column (contract 10 and 12). */
 export interface ColumnStatistics {
@@ -21,29 +25,92 @@ export interface ColumnStatistics {
 }
 
 const BUCKETS = 10;
-/** Rows fetched per round trip while streaming CSV. */
-const CSV_BATCH = 1000;
+/** Rows an export reads per batch; the connection goes back to the pool between batches. */
+export const EXPORT_BATCH = 2000;
+/** Bytes of answer gathered before they are handed to the socket. */
+const FLUSH_BYTES = 64 * 1024;
 const TWO_POW_63 = 1n << 63n;
+/** Custom setting class that carries a read's parameters into a COPY statement. */
+const SETTING_CLASS = 'tm_read';
 
-/** Collects positional parameters while SQL is assembled, so no caller value is ever spliced in. */
+/**
+ * The values of one statement. COPY takes no bind parameters, so each value is set as a session
+ * setting with set_config($n) (itself bound) and the statement reads it back as
+ * `current_setting('tm_read.sK_n')::type`: no caller value is ever part of SQL text.
+ */
 class Params {
-  readonly values: unknown[] = [];
-  add(value: unknown, cast?: string): string {
-    this.values.push(value);
-    return cast ? `$${this.values.length}::${cast}` : `$${this.values.length}`;
+  readonly values: { value: unknown; type: string }[] = [];
+  constructor(private readonly prefix: string) {}
+
+  add(value: unknown, type: string): string {
+    this.values.push({ value, type });
+    return `current_setting('${this.name(this.values.length)}')::${type}`;
+  }
+
+  name(n: number): string {
+    return `${this.prefix}${n}`;
+  }
+}
+
+/** Setting-name prefixes in use; the embedded PostgreSQL serves every pool connection from one session. */
+class SettingSlots {
+  private readonly free: number[] = [];
+  private next = 0;
+  take(): number {
+    return this.free.pop() ?? this.next++;
+  }
+  give(slot: number): void {
+    this.free.push(slot);
+  }
+}
+
+/** A pool connection lent to one read, with its own setting names. */
+class ReadSession {
+  /** Set when the connection must not go back to the pool (a COPY was cut off). */
+  broken = false;
+  private bound = 0;
+
+  constructor(
+    readonly client: PoolClient,
+    readonly prefix: string,
+  ) {}
+
+  params(): Params {
+    return new Params(this.prefix);
+  }
+
+  async bind(params: Params): Promise<void> {
+    if (params.values.length === 0) return;
+    const sets = params.values.map(({ type }, i) => `set_config('${params.name(i + 1)}', $${i + 1}::${type}::text, false)`);
+    await this.client.query(`SELECT ${sets.join(', ')}`, params.values.map((v) => v.value));
+    this.bound = Math.max(this.bound, params.values.length);
+  }
+
+  /** Leaves no read values behind on a pooled connection. */
+  async clear(): Promise<void> {
+    if (this.bound === 0) return;
+    const sets = Array.from({ length: this.bound }, (_, i) => `set_config('${this.prefix}${i + 1}', '', false)`);
+    await this.client.query(`SELECT ${sets.join(', ')}`);
+    this.bound = 0;
   }
 }
 
 interface Statement {
   /** `FROM "T" t WHERE …` over the filtered, sampled set. */
   from: string;
-  /** Output select list: the row members in order, camelCase aliases. */
+  /** Output select list: the row members in order (dates as timestamptz, formatted while streaming). */
   outputs: string;
   /** ORDER BY list of the rows. */
   order: string;
   /** Expression per column name, for statistics. */
   expressions: Map<string, string>;
   params: Params;
+}
+
+/** Where an export batch resumes: after this sort key and Id (text PostgreSQL reads back exactly; null key for NULL). */
+interface Keyset {
+  key: string | null;
+  id: string;
 }
 
 /** The codes of lookup member `name` whose shown name contains `search`, case-insensitively. */
@@ -58,6 +125,7 @@ function searchedCodes(table: ReadTable, name: string, search: string): number[]
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 const quoteAlias = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const copyOf = (sql: string) => `COPY (${sql}) TO STDOUT (FORMAT binary)`;
 
 /** What PostgreSQL returns per statistics column: count, ends, middle values, moments, partition points. */
 interface SortedColumn {
@@ -99,29 +167,199 @@ function columnStatisticsSql(i: number): string {
                    FROM (SELECT coalesce(cardinality(${v}), 0) AS n) c) e)`;
 }
 
+/** `{"name":` and `,"name":` for each row member, ready to copy into the answer. */
+function memberKeys(table: ReadTable): Buffer[] {
+  return table.columns.map((c, i) => Buffer.from(`${i === 0 ? '{' : ','}${JSON.stringify(c.name)}:`));
+}
+
+const int8Of = (row: CopyRow, i: number) => {
+  const at = row.starts[i];
+  return row.buffer.readInt32BE(at) * 4_294_967_296 + row.buffer.readUInt32BE(at + 4);
+};
+
 /**
- * The one query builder behind every grid read (audit trails and telemetry). From a table description
- * and a parsed query it builds one statement that returns, in a single round trip, the page of rows,
- * the full filtered count and the statistics, all over the same sample: the sample is a predicate on
- * a seeded hash of Id, drawn once per request, so every reference to the filtered set sees the same
- * rows. Statistics are computed by PostgreSQL over the newest 100000 rows, from one index scan and one
- * sort per column (see columnStatisticsSql); rows are never loaded into the process to compute them. CSV is streamed from a
- * server-side cursor in batches, so an export never holds all rows in memory.
+ * The one query builder behind every grid read (audit trails and telemetry).
+ *
+ * JSON: one `COPY … TO STDOUT (FORMAT binary)` statement computes, in one snapshot, the full
+ * filtered count and the statistics (a MATERIALIZED CTE, so they arrive first, on the first row) and
+ * then the rows in page order; each row is written into the answer as PostgreSQL sends it, in its
+ * binary form (no JSON built by PostgreSQL, no row objects in Node), and the socket's pace holds
+ * PostgreSQL back. Memory per read is a batch, whatever `take` is. The sample is a predicate on a
+ * seeded hash of Id, drawn once per request, so every reference to the filtered set sees the same
+ * rows. Statistics are computed by PostgreSQL over the newest 100000 rows from one index scan and
+ * one sort per column (see columnStatisticsSql).
+ *
+ * CSV: batches of EXPORT_BATCH rows by keyset on the sort key (then Id), each read on a pooled
+ * connection that goes back to the pool before the batch is written to the client, so a slow
+ * download holds no connection. Cells are decoded by the same codecs as the JSON members.
  */
 @Injectable()
 export class ReadEngine {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  private readonly pool: Pool;
+  private readonly slots = new SettingSlots();
+  private readonly codecs = new WeakMap<ReadTable, ColumnCodec[]>();
 
-  /** The JSON envelope `{ rows, total, statistics }`, serialised; rows arrive from PostgreSQL as JSON text. */
-  async readJson(table: ReadTable, query: ReadQuery, principal: Principal): Promise<string> {
-    const s = this.statement(table, query, principal);
+  constructor(@InjectDataSource() dataSource: DataSource) {
+    this.pool = (dataSource.driver as PostgresDriver).master as Pool;
+  }
+
+  /**
+   * Streams `{"statistics":…,"total":…,"rows":[…]}`. Throws before anything is sent (a problem
+   * answer is still possible) or, once `answer` has started, leaves it to the caller to cut it off.
+   */
+  async streamJson(table: ReadTable, query: ReadQuery, principal: Principal, answer: AnswerStream): Promise<void> {
+    const seed = this.seed();
+    await this.session(async (session) => {
+      const s = this.statement(table, query, principal, session.params(), seed, null);
+      const sql = copyOf(this.jsonSql(table, query, s));
+      await session.bind(s.params);
+      const codecs = await this.columnCodecs(table, session, s);
+      const keys = memberKeys(table);
+      const out = new ByteWriter();
+      const first = 3; // total, statistics, n, then the members
+      let expected = 1;
+      let started = false;
+      let waiting: Promise<void> | null = null;
+      let failure: unknown = null;
+
+      const copy = new BinaryCopy(sql, (row) => {
+        if (failure !== null) return;
+        try {
+          if (!started) {
+            if (row.lengths[0] < 0 || row.lengths[1] < 0) throw new Error('the first row carries no count and statistics');
+            const statistics = JSON.parse(row.buffer.toString('utf8', row.starts[1], row.starts[1] + row.lengths[1])) as SortedColumn[] | null;
+            answer.start('application/json; charset=utf-8');
+            out.ascii(`{"statistics":`);
+            out.utf8(JSON.stringify(this.shapeStatistics(table.statistics, statistics ?? [])));
+            out.ascii(`,"total":${int8Of(row, 0)},"rows":[`);
+            started = true;
+          }
+          if (row.lengths[2] >= 0) {
+            // Rows must arrive numbered 1, 2, 3…: anything else would be a wrong answer, so it is refused.
+            if (int8Of(row, 2) !== expected) throw new Error('rows arrived out of order');
+            if (expected > 1) out.byte(0x2c);
+            for (let i = 0; i < codecs.length; i++) {
+              const key = keys[i];
+              out.bytes(key, 0, key.length);
+              const length = row.lengths[first + i];
+              if (length < 0) out.ascii('null');
+              else codecs[i].json(out, row.buffer, row.starts[first + i], length);
+            }
+            out.byte(0x7d);
+            expected++;
+          }
+          if (out.length >= FLUSH_BYTES && !answer.write(out.take()) && waiting === null) {
+            // The client is behind: stop reading PostgreSQL until it catches up (or is cut off).
+            copy.pause();
+            waiting = answer.waitForRoom().then(
+              () => {
+                waiting = null;
+                copy.resume();
+              },
+              (error: unknown) => {
+                failure = error;
+                session.broken = true;
+                copy.cancel();
+              },
+            );
+          }
+        } catch (error) {
+          failure = error;
+          session.broken = true;
+          copy.cancel();
+        }
+      });
+      try {
+        await copy.run(session.client);
+      } catch (error) {
+        throw failure ?? error;
+      }
+      if (failure !== null) throw failure;
+      if (!started) throw new Error('the read returned no count and statistics');
+      out.ascii(']}');
+      answer.write(out.take());
+    });
+    await answer.finish();
+  }
+
+  /** Streams the rows as CSV with a header row, batch by batch (see the class comment). */
+  async streamCsv(table: ReadTable, query: ReadQuery, principal: Principal, answer: AnswerStream, fileName: string): Promise<void> {
+    const seed = this.seed();
+    const sortIndex = this.sortColumnIndex(table, query);
+    const idIndex = table.columns.findIndex((c) => c.sql === 't."Id"');
+    if (idIndex < 0) throw new Error(`${table.table}: a read needs its Id among the columns`);
+    let after: Keyset | null = null;
+    let emitted = 0;
+    const start = () => {
+      answer.start('text/csv; charset=utf-8', { 'Content-Disposition': `attachment; filename="${fileName}.csv"` });
+      answer.write(Buffer.from(csvLineOf(table.columns.map((c) => c.name), () => true)));
+    };
+    while (emitted < query.take) {
+      const limit = Math.min(EXPORT_BATCH, query.take - emitted);
+      const batch = await this.session(async (session) => {
+        const s = this.statement(table, query, principal, session.params(), seed, after);
+        const sql = copyOf(`SELECT ${s.outputs} ${s.from} ORDER BY ${s.order} LIMIT ${s.params.add(limit, 'int')}`);
+        await session.bind(s.params);
+        const codecs = await this.columnCodecs(table, session, s);
+        const out = new ByteWriter();
+        let rows = 0;
+        let last: Keyset | null = null;
+        const copy = new BinaryCopy(sql, (row) => {
+          const cells: string[] = new Array<string>(codecs.length);
+          for (let i = 0; i < codecs.length; i++) {
+            const length = row.lengths[i];
+            cells[i] = length < 0 ? '' : csvField(codecs[i].cell(row.buffer, row.starts[i], length), codecs[i].textual);
+          }
+          out.utf8(`${cells.join(',')}\r\n`);
+          rows++;
+          const keyLength = row.lengths[sortIndex];
+          last = {
+            key: keyLength < 0 ? null : codecs[sortIndex].key(row.buffer, row.starts[sortIndex], keyLength),
+            id: codecs[idIndex].key(row.buffer, row.starts[idIndex], row.lengths[idIndex]),
+          };
+        });
+        await copy.run(session.client);
+        return { chunk: out.take(), rows, last: last as Keyset | null };
+      });
+      if (emitted === 0) start();
+      emitted += batch.rows;
+      if (batch.rows > 0 && !answer.write(batch.chunk)) await answer.waitForRoom();
+      if (batch.rows < limit || batch.last === null) break;
+      after = batch.last;
+    }
+    if (emitted === 0 && query.take === 0) start();
+    await answer.finish();
+  }
+
+  /**
+   * EXPLAIN (ANALYZE, BUFFERS) of the statement behind a JSON read, for the benchmarks: the query
+   * inside the COPY, with the same settings bound.
+   */
+  async explain(table: ReadTable, query: ReadQuery, principal: Principal): Promise<string> {
+    return this.session(async (session) => {
+      const s = this.statement(table, query, principal, session.params(), this.seed(), null);
+      const sql = this.jsonSql(table, query, s);
+      await session.bind(s.params);
+      const result = await session.client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`);
+      return result.rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+  }
+
+  /**
+   * One statement, one snapshot: the count and statistics in a MATERIALIZED CTE, joined to the
+   * numbered rows. A LEFT JOIN on `true` can only run as a nested loop with the one-row head as its
+   * outer side, so the head comes first and the rows follow in the order of their own ORDER BY …
+   * LIMIT subquery; the head's values are sent on the first row only. With no rows, one row carries
+   * the head alone.
+   */
+  private jsonSql(table: ReadTable, query: ReadQuery, s: Statement): string {
     const p = s.params;
     const statColumns = table.statistics;
     const ctes: string[] = [`base AS NOT MATERIALIZED (SELECT t.* ${s.from})`];
     if (statColumns.length > 0) {
       // One scan of the newest rows, one sort per column: each column's non-null values arrive as a
       // sorted float8 array next to its mean and standard deviation. min, max and the median are then
-      // positions in the array, and the histogram is nine binary searches in it (bucketSql).
+      // positions in the array, and the histogram is nine binary searches in it (columnStatisticsSql).
       const picks = statColumns.map((name, i) => `${s.expressions.get(name)}::float8 AS s${i}`).join(', ');
       const aggregates = statColumns
         .map(
@@ -135,71 +373,79 @@ export class ReadEngine {
            FROM (SELECT ${picks} FROM base t ORDER BY t."${table.dateColumn}" DESC, t."Id" DESC LIMIT ${MAX_TAKE}) n)`,
       );
     }
-    const statisticsSql =
+    const statistics =
       statColumns.length > 0
-        ? `(SELECT json_build_array(${statColumns.map((_, i) => columnStatisticsSql(i)).join(', ')})::text FROM agg a) AS statistics`
-        : `NULL::text AS statistics`;
-    // The page is aggregated straight from its ORDER BY … LIMIT subquery: a subquery with LIMIT is never
-    // flattened or reordered, so json_agg sees the rows in page order. (An aggregate ORDER BY would sort
-    // the 24 MB of row JSON again, on disk beyond work_mem, for the 100000-row default take.)
-    const sql = `
-      WITH ${ctes.join(',\n')}
-      SELECT (SELECT count(*) FROM base t) AS total,
-             (SELECT coalesce(json_agg(row_to_json(o)), '[]'::json)::text
-                FROM (SELECT ${s.outputs} FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) o) AS rows,
-             ${statisticsSql}`;
-    const [result] = (await this.dataSource.query(sql, p.values)) as { total: string; rows: string; statistics: string | null }[];
-    const statistics = this.shapeStatistics(statColumns, JSON.parse(result.statistics ?? '[]') as SortedColumn[]);
-    return `{"rows":${result.rows},"total":${Number(result.total)},"statistics":${JSON.stringify(statistics)}}`;
+        ? `(SELECT json_build_array(${statColumns.map((_, i) => columnStatisticsSql(i)).join(', ')})::text FROM agg a)`
+        : `'[]'::text`;
+    ctes.push(`head AS MATERIALIZED (SELECT (SELECT count(*) FROM base t) AS total, ${statistics} AS statistics)`);
+    const firstOnly = `r.n IS NULL OR r.n = 1`;
+    return `WITH ${ctes.join(',\n')}
+      SELECT CASE WHEN ${firstOnly} THEN h.total END, CASE WHEN ${firstOnly} THEN h.statistics END, r.*
+        FROM head h
+        LEFT JOIN (SELECT row_number() OVER () AS n, o.*
+                     FROM (SELECT ${s.outputs} FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) o) r ON true`;
   }
 
-  /**
-   * Streams the rows as CSV from a WITH HOLD cursor on a dedicated connection: PostgreSQL keeps the
-   * result, this process holds one batch at a time and waits for the socket to drain between batches.
-   * No transaction stays open while the client reads, so a slow download blocks no one.
-   */
-  async streamCsv(table: ReadTable, query: ReadQuery, principal: Principal, res: Response, fileName: string): Promise<void> {
-    const s = this.statement(table, query, principal);
-    const cursor = `csv_${randomBytes(8).toString('hex')}`;
-    const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
-    let declared = false;
+  /** Lends a pooled connection to one read; a connection whose COPY was cut off is discarded. */
+  private async session<T>(work: (session: ReadSession) => Promise<T>): Promise<T> {
+    let client: PoolClient;
     try {
-      await runner.query(
-        `DECLARE ${cursor} NO SCROLL CURSOR WITH HOLD FOR
-           SELECT ${s.outputs} ${s.from} ORDER BY ${s.order} LIMIT ${s.params.add(query.take, 'int')}`,
-        s.params.values,
-      );
-      declared = true;
-      res.status(200);
-      res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-      res.setHeader('Content-Disposition', `attachment; filename="${fileName}.csv"`);
-      res.setHeader('Cache-Control', 'no-store');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
-      const names = table.columns.map((c) => c.name);
-      res.write(csvLine(names));
-      let closed = false;
-      res.once('close', () => (closed = true));
-      for (;;) {
-        const rows = (await runner.query(`FETCH ${CSV_BATCH} FROM ${cursor}`)) as Record<string, unknown>[];
-        if (rows.length === 0 || closed) break;
-        const chunk = rows.map((row) => csvLine(names.map((n) => row[n]))).join('');
-        if (!res.write(chunk) && !closed) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-        if (rows.length < CSV_BATCH) break;
-      }
-      res.end();
+      client = await this.pool.connect();
+    } catch {
+      throw serviceUnavailable('The database is not reachable.');
+    }
+    const slot = this.slots.take();
+    const session = new ReadSession(client, `${SETTING_CLASS}.s${slot}_`);
+    // A checked-out client has no error listener of the pool's; a connection cut under a COPY (by
+    // cancel, or by the server) must not become an uncaught 'error' event.
+    const onError = () => (session.broken = true);
+    client.on('error', onError);
+    try {
+      return await work(session);
     } finally {
-      if (declared) await runner.query(`CLOSE ${cursor}`).catch(() => undefined);
-      await runner.release();
+      if (!session.broken) await session.clear().catch(() => (session.broken = true));
+      this.slots.give(slot);
+      // A broken client keeps the listener: it may still report its end while the pool discards it.
+      if (!session.broken) client.off('error', onError);
+      client.release(session.broken ? new Error('read cut off') : undefined);
     }
   }
 
-  /** The filtered, sampled FROM/WHERE, the output list and the order of a read. */
-  private statement(table: ReadTable, query: ReadQuery, principal: Principal): Statement {
-    const p = new Params();
+  /** The binary codec of each row member, learned once per table from the statement's result columns. */
+  private async columnCodecs(table: ReadTable, session: ReadSession, s: Statement): Promise<ColumnCodec[]> {
+    const known = this.codecs.get(table);
+    if (known) return known;
+    const result = await session.client.query({ text: `SELECT ${s.outputs} FROM "${table.table}" t LIMIT 0`, rowMode: 'array' });
+    const codecs = result.fields.map((field, i) => {
+      const codec = codecForType(field.dataTypeID);
+      const column = table.columns[i];
+      if (!codec) throw new Error(`${table.table}.${column.name}: no binary codec for type ${field.dataTypeID}`);
+      if (column.kind === 'date' && !codec.date) throw new Error(`${table.table}.${column.name}: a date column must be a timestamptz`);
+      return codec;
+    });
+    this.codecs.set(table, codecs);
+    return codecs;
+  }
+
+  private seed(): string {
+    return String(randomInt(0, 2 ** 47));
+  }
+
+  /** The member the rows are ordered by: the sortField's column, or the date column by default. */
+  private sortColumnIndex(table: ReadTable, query: ReadQuery): number {
+    const field = query.sortField?.toLowerCase();
+    const bySort = field ? table.columns.findIndex((c) => c.name.toLowerCase() === field) : -1;
+    if (bySort >= 0) return bySort;
+    const byDate = table.columns.findIndex((c) => c.sql === `t."${table.dateColumn}"`);
+    if (byDate < 0) throw new Error(`${table.table}: the date column must be among the columns`);
+    return byDate;
+  }
+
+  /** The filtered, sampled FROM/WHERE (resuming after `after` for an export batch), the output list and the order of a read. */
+  private statement(table: ReadTable, query: ReadQuery, principal: Principal, p: Params, seed: string, after: Keyset | null): Statement {
     const where: string[] = [
-      `t."${table.dateColumn}" >= ${p.add(query.from, 'timestamptz')}`,
-      `t."${table.dateColumn}" <= ${p.add(query.to, 'timestamptz')}`,
+      `t."${table.dateColumn}" >= ${p.add(query.from.toISOString(), 'timestamptz')}`,
+      `t."${table.dateColumn}" <= ${p.add(query.to.toISOString(), 'timestamptz')}`,
     ];
     if (table.access.kind === 'landlord' && !principal.landlord) throw forbidden();
     if (table.access.kind === 'tenant' && !principal.landlord) {
@@ -226,8 +472,7 @@ export class ReadEngine {
       // Keep a row when a seeded 63-bit hash of its Id falls under p% of the range: unbiased, drawn
       // once per request (the seed), and the same rows wherever the filtered set is referenced.
       const threshold = (BigInt(Math.round(query.samplePercentage * 1e6)) * TWO_POW_63) / 100_000_000n;
-      const seed = p.add(String(randomInt(0, 2 ** 47)), 'bigint');
-      where.push(`(hashint8extended(t."Id", ${seed}) & 9223372036854775807) < ${p.add(threshold.toString(), 'bigint')}`);
+      where.push(`(hashint8extended(t."Id", ${p.add(seed, 'bigint')}) & 9223372036854775807) < ${p.add(threshold.toString(), 'bigint')}`);
     }
 
     const expressions = new Map<string, string>();
@@ -235,17 +480,32 @@ export class ReadEngine {
     for (const column of table.columns) {
       const expression = this.expression(column, p);
       expressions.set(column.name, expression);
-      const output =
-        column.kind === 'date' ? `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')` : expression;
-      outputs.push(`${output} AS ${quoteAlias(column.name)}`);
+      outputs.push(`${expression} AS ${quoteAlias(column.name)}`);
     }
 
     const direction = query.ascending ? 'ASC' : 'DESC';
     const field = query.sortField?.toLowerCase();
     const sortColumn = field ? table.columns.find((c) => c.name.toLowerCase() === field) : undefined;
-    const order = sortColumn
-      ? `${expressions.get(sortColumn.name)} ${direction}, t."Id" ${direction}`
-      : `t."${table.dateColumn}" DESC, t."Id" DESC`;
+    const sortKey = sortColumn ? expressions.get(sortColumn.name)! : `t."${table.dateColumn}"`;
+    const ascending = sortColumn ? query.ascending : false;
+    const order = sortColumn ? `${sortKey} ${direction}, t."Id" ${direction}` : `t."${table.dateColumn}" DESC, t."Id" DESC`;
+
+    if (after) {
+      // Resume after the last row sent, in the order's own terms. NULLs sort last ascending and first
+      // descending (PostgreSQL's default); the window bounds the date column, so it is never NULL.
+      const sortIndex = this.sortColumnIndex(table, query);
+      const codec = this.codecs.get(table)![sortIndex];
+      const id = p.add(after.id, 'bigint');
+      const nullable = sortKey !== `t."${table.dateColumn}"` && sortKey !== 't."Id"';
+      if (after.key === null) {
+        where.push(ascending ? `(${sortKey} IS NULL AND t."Id" > ${id})` : `((${sortKey} IS NULL AND t."Id" < ${id}) OR ${sortKey} IS NOT NULL)`);
+      } else {
+        const key = p.add(after.key, codec.sqlType);
+        if (!ascending) where.push(`(${sortKey}, t."Id") < (${key}, ${id})`);
+        else if (nullable) where.push(`((${sortKey}, t."Id") > (${key}, ${id}) OR ${sortKey} IS NULL)`);
+        else where.push(`(${sortKey}, t."Id") > (${key}, ${id})`);
+      }
+    }
 
     return { from: `FROM "${table.table}" t WHERE ${where.join(' AND ')}`, outputs: outputs.join(', '), order, expressions, params: p };
   }
@@ -289,4 +549,9 @@ export class ReadEngine {
     });
     return statistics;
   }
+}
+
+/** One CSV line of already-decoded cell texts. */
+function csvLineOf(cells: string[], textual: (i: number) => boolean): string {
+  return `${cells.map((cell, i) => csvField(cell, textual(i))).join(',')}\r\n`;
 }
