@@ -6,6 +6,7 @@ import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { SessionActivityWriter } from './session-activity.writer';
+import { SlidingRefresh } from './sliding-refresh';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
@@ -24,8 +25,9 @@ import { UserStateReader } from './user-state.reader';
     SessionActivityWriter,
     JwtStrategy,
     Authenticator,
+    SlidingRefresh,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator],
+  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtStrategy, SlidingRefresh],
 })
 export class AuthModule {}
