@@ -1,3 +1,4 @@
+import { AUDIT_RETRY_CAPACITY, AuditWriter } from '../src/audit/audit.writer';
 import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
@@ -55,10 +56,20 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
   const signIn = () => new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
   const recovered = (token: string) => eventually(async () => (await session(token)).status === 200);
 
-  it('black-holed: a signed-in request, a sign-in and a logout each answer within 5 s (503, 503, 200), then it recovers alone', async () => {
+  const logoutRows = () =>
+    db.query<Record<string, unknown>>(
+      `SELECT "CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "ReasonId", "OutcomeId", "SessionStartDate", "Message"
+         FROM "UserLogout" ORDER BY "Id"`,
+    );
+
+  it('black-holed: a signed-in request, a sign-in and a logout each answer within 5 s (503, 503, 200), then it recovers alone and writes the logout row with its own instant', async () => {
     const { token } = await signInAdministrator(t);
     const { browser } = await signInAdministrator(t);
+    const sessionStart = t.clock.now();
     expect((await session(token)).status).toBe(200);
+    await db.query(`DELETE FROM "UserLogout"`);
+    t.clock.advance(60_000);
+    const loggedOutAt = t.clock.now();
 
     proxy.blackhole();
     const [read, login, logout] = await Promise.all([
@@ -82,8 +93,26 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
     expect(again.result.status).toBe(503);
     expect(again.ms).toBeLessThan(FIVE_SECONDS);
 
+    // The logout happened: its row (OutcomeId 3, the revocation could not be written) waits in memory.
+    expect(t.app.get(AuditWriter).pending).toEqual({ kept: 1, dropped: 0 });
+    t.clock.advance(10 * 60_000);
     await proxy.restore();
     await recovered(token);
+    await eventually(async () => (await logoutRows()).length === 1);
+    expect(await logoutRows()).toEqual([
+      {
+        CreatedDate: loggedOutAt,
+        CreatedUser: 'Administrator',
+        UserRegistryId: 1,
+        // Unknown when it happened (the user row could not be read), taken from the user's role when written.
+        TenantRegistryId: 1,
+        ReasonId: 1,
+        OutcomeId: 3,
+        SessionStartDate: sessionStart,
+        Message: 'The revocation could not be written; the token stays valid until it expires.',
+      },
+    ]);
+    expect(t.app.get(AuditWriter).pending).toEqual({ kept: 0, dropped: 0 });
     expect((await signIn()).status).toBe(200);
   });
 
@@ -119,5 +148,57 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
     await proxy.restore();
     await recovered(token);
     expect((await signIn()).status).toBe(200);
+  });
+
+  it('refused: an anonymous logout answers 200 at once and its row is written on recovery, dated when it happened', async () => {
+    const { token } = await signInAdministrator(t);
+    await db.query(`DELETE FROM "UserLogout"`);
+    t.clock.advance(120_000);
+    const at = t.clock.now();
+    await proxy.refuse();
+    const logout = await timed(() => new Browser(t.url).post('/api/Authentication/Logout'));
+    expect(logout.result.status).toBe(200);
+    expect(logout.ms).toBeLessThan(FIVE_SECONDS);
+    t.clock.advance(30_000);
+    await proxy.restore();
+    await recovered(token);
+    await eventually(async () => (await logoutRows()).length === 1);
+    expect(await logoutRows()).toEqual([
+      expect.objectContaining({ CreatedDate: at, CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: 1, OutcomeId: 2 }),
+    ]);
+  });
+
+  it('refused for long: the queue of rows waiting is bounded, what it drops is counted and logged, the rest is written in order', async () => {
+    const audit = t.app.get(AuditWriter);
+    await db.query(`DELETE FROM "UserLogout"`);
+    await proxy.refuse();
+    const start = t.clock.nowMs();
+    for (let i = 0; i <= AUDIT_RETRY_CAPACITY; i++) {
+      t.clock.set(start + i * 1000);
+      await audit.logoutEventually({
+        createdUser: `user-${i}`,
+        userRegistryId: null,
+        tenantRegistryId: null,
+        reasonId: 1,
+        outcomeId: 3,
+        context: null,
+        sessionStartDate: null,
+      });
+    }
+    expect(audit.pending).toEqual({ kept: AUDIT_RETRY_CAPACITY, dropped: 1 });
+    logs.flushRepeats();
+    expect(logs.count('error', /queue of UserLogout rows waiting for the database is full/)).toBe(1);
+
+    await proxy.restore();
+    await eventually(async () => (await signIn()).status === 200);
+    await audit.writeKept();
+    expect(audit.pending).toEqual({ kept: 0, dropped: 1 });
+    const rows = await db.query<{ CreatedUser: string; CreatedDate: Date }>(`SELECT "CreatedUser", "CreatedDate" FROM "UserLogout" ORDER BY "Id"`);
+    expect(rows).toHaveLength(AUDIT_RETRY_CAPACITY);
+    expect(rows[0]).toEqual({ CreatedUser: 'user-0', CreatedDate: new Date(start) });
+    expect(rows[AUDIT_RETRY_CAPACITY - 1]).toEqual({
+      CreatedUser: `user-${AUDIT_RETRY_CAPACITY - 1}`,
+      CreatedDate: new Date(start + (AUDIT_RETRY_CAPACITY - 1) * 1000),
+    });
   });
 });

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { ReadsModule } from '../reads/reads.module';
 import { AuditReadsController } from './audit-reads.controller';
+import { AuditRetryScheduler } from './audit-retry.scheduler';
 import { AuditWriter } from './audit.writer';
 import { UserLogin } from './user-login.entity';
 import { UserLogout } from './user-logout.entity';
@@ -14,7 +15,7 @@ import { UserLogout } from './user-logout.entity';
 @Module({
   imports: [TypeOrmModule.forFeature([UserLogin, UserLogout]), ReadsModule],
   controllers: [AuditReadsController],
-  providers: [AuditWriter],
+  providers: [AuditWriter, AuditRetryScheduler],
   exports: [AuditWriter],
 })
 export class AuditModule {}

@@ -102,38 +102,31 @@ export class LogoutService {
     }
   }
 
+  /** Kept and written on recovery (with this instant) when the database cannot take it now. */
   private async recordFailure(session: PresentedSession, context: RequestContext): Promise<void> {
-    try {
-      await this.audit.logout({
-        createdUser: session.owner.userName,
-        userRegistryId: session.owner.userRegistryId,
-        tenantRegistryId: session.owner.tenantRegistryId,
-        reasonId: LogoutReasonId.UserLogout,
-        outcomeId: LogoutOutcomeId.RevocationFailed,
-        context,
-        sessionStartDate: session.sessionStart,
-        message: 'The revocation could not be written; the token stays valid until it expires.',
-      });
-    } catch (error) {
-      this.logger.error(`logout of user ${session.owner.userRegistryId}: the failure row could not be written either: ${(error as Error).message}`);
-    }
+    await this.audit.logoutEventually({
+      createdUser: session.owner.userName,
+      userRegistryId: session.owner.userRegistryId,
+      tenantRegistryId: session.owner.tenantRegistryId,
+      reasonId: LogoutReasonId.UserLogout,
+      outcomeId: LogoutOutcomeId.RevocationFailed,
+      context,
+      sessionStartDate: session.sessionStart,
+      message: 'The revocation could not be written; the token stays valid until it expires.',
+    });
   }
 
   private async recordWithoutSession(context: RequestContext): Promise<void> {
     if (!this.claimAnonymousRow(context.remoteIp ?? '')) return;
-    try {
-      await this.audit.logout({
-        createdUser: null,
-        userRegistryId: null,
-        tenantRegistryId: null,
-        reasonId: LogoutReasonId.UserLogout,
-        outcomeId: LogoutOutcomeId.NoSession,
-        context,
-        sessionStartDate: null,
-      });
-    } catch (error) {
-      this.logger.error(`logout without a session: the row could not be written: ${(error as Error).message}`);
-    }
+    await this.audit.logoutEventually({
+      createdUser: null,
+      userRegistryId: null,
+      tenantRegistryId: null,
+      reasonId: LogoutReasonId.UserLogout,
+      outcomeId: LogoutOutcomeId.NoSession,
+      context,
+      sessionStartDate: null,
+    });
   }
 
   /** True when this address has had no anonymous row within the last minute; remembers it. */
