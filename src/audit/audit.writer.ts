@@ -68,7 +68,7 @@ export class AuditWriter {
    * on recovery with the instant it happened. Never throws. Sign-in rows never come here: their rule
    * is "written before the answer, or no success".
    */
-  async logoutEventually(entry: UserLogoutEntry): Promise<'written' | 'kept'> {
+  async logoutEventually(entry: UserLogoutEntry): Promise<'written' | 'kept' | 'refused'> {
     const dated = { ...entry, createdDate: entry.createdDate ?? this.clock.now() };
     try {
       // Behind rows already waiting, so the trail keeps its order of writing as far as it can.
@@ -77,7 +77,11 @@ export class AuditWriter {
         return 'written';
       }
     } catch (error) {
-      if (!isDatabaseUnavailable(error)) this.logger.warn(`a UserLogout row failed to write and is kept for a retry: ${messageOf(error)}`);
+      if (!isDatabaseUnavailable(error)) {
+        // The database answered and refused this row: trying it again would fail again.
+        this.logger.error(`a UserLogout row (user ${entry.userRegistryId ?? 'none'}) was refused by the database and is lost: ${messageOf(error)}`);
+        return 'refused';
+      }
     }
     this.keep(dated);
     return 'kept';
@@ -97,7 +101,7 @@ export class AuditWriter {
         while (this.kept.length > 0) {
           const batch = this.kept.slice(0, RETRY_BATCH);
           try {
-            await this.logoutRows(batch);
+            await this.logoutRows(batch, true);
             written += batch.length;
             this.kept.splice(0, batch.length);
             continue;
@@ -166,22 +170,25 @@ export class AuditWriter {
   }
 
   async logout(entry: UserLogoutEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await this.logoutRows([entry], manager);
+    await this.logoutRows([entry], false, manager);
   }
 
   /**
-   * One INSERT for the rows. A row of a known user whose tenant could not be read (the database was
-   * down) gets it from the user's role when written, so the tenant's administrators see it like any other.
+   * One INSERT for the rows. With `tenantOfUser`, a row of a known user whose tenant could not be read
+   * when it happened (the database was down) gets it from the user's role as it is written, so the
+   * tenant's administrators see it like any other.
    */
-  private async logoutRows(entries: UserLogoutEntry[], manager: EntityManager = this.dataSource.manager): Promise<void> {
+  private async logoutRows(entries: UserLogoutEntry[], tenantOfUser: boolean, manager: EntityManager = this.dataSource.manager): Promise<void> {
     const values: unknown[] = [];
     const rows = entries.map((entry) => {
       const p = values.length;
       values.push(...this.logoutValues(entry));
       const $ = (i: number) => `$${p + i}`;
-      return `(${$(1)}::timestamptz, ${$(2)}, ${$(3)}::int,
-               coalesce(${$(4)}::int, (SELECT r."TenantRegistryId" FROM "UserRegistry" u JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-                                      WHERE u."Id" = ${$(3)}::int)),
+      const tenant = tenantOfUser
+        ? `coalesce(${$(4)}::int, (SELECT r."TenantRegistryId" FROM "UserRegistry" u JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
+                                   WHERE u."Id" = ${$(3)}::int))`
+        : `${$(4)}::int`;
+      return `(${$(1)}::timestamptz, ${$(2)}, ${$(3)}::int, ${tenant},
                ${$(5)}::smallint, ${$(6)}::smallint, ${$(7)}, ${$(8)}, ${$(9)}, ${$(10)}::timestamptz, ${$(11)}, ${$(12)})`;
     });
     await manager.query(
