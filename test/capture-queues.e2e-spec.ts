@@ -3,6 +3,7 @@ import { Bus } from '../src/bus/bus';
 import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
 import { CaptureQueues, QUEUE_CAPACITY } from '../src/capture-queues/capture-queues.service';
 import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
+import { MAX_STAGES, OVERFLOW_STAGE, TelemetryMetrics } from '../src/telemetry/telemetry-metrics';
 import { ArchiverStage, CaseCreationStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { signInAdministrator } from './helpers/users';
@@ -159,7 +160,7 @@ describe('capture queues and their once-a-minute flush (service.md 6, contract 1
     expect(await t.db.query(`SELECT "EventName" FROM "RedisSentinelEvent"`)).toEqual([{ EventName: '+switch-master' }]);
   });
 
-  it('keeps everything when a flush fails and writes it with the next flush', async () => {
+  it('a table that cannot be written keeps its entries for the next flush; the other tables and the health rows are written (contract 13)', async () => {
     const model = randomUUID();
     telemetry.recordArchiverStage(model, 'M', ArchiverStage.BuildArchiveJson, 500_000, randomUUID());
     telemetry.recordCaseCreationStage(CaseCreationStage.Notification, 90_000, caseContext('K-1', 'ops@example.com'));
@@ -167,12 +168,20 @@ describe('capture queues and their once-a-minute flush (service.md 6, contract 1
     try {
       const failed = await flusher.flush();
       expect(failed.ok).toBe(false);
+      expect(failed.setAside).toEqual({});
     } finally {
       await t.db.query(`ALTER TABLE "ArchiverWarningAway" RENAME TO "ArchiverWarning"`);
     }
-    // Nothing of the failed flush was written: it ran in one transaction.
-    expect(await health()).toEqual([]);
-    expect(await t.db.query(`SELECT * FROM "CaseCreationWarning"`)).toEqual([]);
+    // Only the table in trouble waited: the timeline and the other tables did not.
+    expect((await health()).map((h) => [h.QueueId, h.QueueDepth, Number(h.DroppedCount)])).toEqual([
+      [1, 0, 0],
+      [2, 1, 0],
+      [3, 1, 0],
+      [4, 0, 0],
+      [5, 0, 0],
+      [6, 4, 0],
+    ]);
+    expect(await t.db.query(`SELECT * FROM "CaseCreationWarning"`)).toHaveLength(1);
     expect(queues.archiverWarnings.depth).toBe(1);
 
     telemetry.recordArchiverStage(model, 'M', ArchiverStage.BuildArchiveJson, 300_000, randomUUID());
@@ -180,9 +189,101 @@ describe('capture queues and their once-a-minute flush (service.md 6, contract 1
     expect(ok.ok).toBe(true);
     expect(await t.db.query(`SELECT * FROM "ArchiverWarning"`)).toHaveLength(2);
     expect(await t.db.query(`SELECT * FROM "CaseCreationWarning"`)).toHaveLength(1);
-    const [counter] = await t.db.query<any>(`SELECT * FROM "ArchiverStagePerformanceCounter"`);
-    expect([Number(counter.InvokeCount), Number(counter.TotalMicroseconds)]).toEqual([2, 800_000]);
-    expect((await health()).find((h) => h.QueueId === 3)!.QueueDepth).toBe(2);
+    // The stage counters did not wait for the archiver warnings: one row per flush.
+    const counters = await t.db.query<any>(`SELECT * FROM "ArchiverStagePerformanceCounter" ORDER BY "Id"`);
+    expect(counters.map((c) => [Number(c.InvokeCount), Number(c.TotalMicroseconds)])).toEqual([
+      [1, 500_000],
+      [1, 300_000],
+    ]);
+    expect((await health()).filter((h) => h.QueueId === 3).map((h) => h.QueueDepth)).toEqual([1, 2]);
+  });
+
+  it('checks entries as they are enqueued: control characters and NUL stripped, NaN durations and malformed GUIDs dropped and counted; the rest flushes (contract 13)', async () => {
+    const model = randomUUID();
+    const point = (overrides: Partial<Parameters<PipelineTelemetry['recordTracePoint']>[0]>) =>
+      telemetry.recordTracePoint({
+        modelGuid: model,
+        modelName: 'Card Fraud',
+        entryGuid: randomUUID(),
+        message: 'slow',
+        elapsedMicroseconds: 20_000,
+        sinceLastEntryMicroseconds: 10_000,
+        warnThresholdMilliseconds: 5,
+        stage: 'Abstraction',
+        ...overrides,
+      });
+    point({ message: 'nul\u0000in\u0007the\u009bmessage\ud800', stage: 'stage\u0000with nul' });
+    point({ elapsedMicroseconds: Number.NaN });
+    point({ modelGuid: 'not-a-guid' });
+    point({ entryGuid: "'; DROP TABLE x; --" });
+    telemetry.recordArchiverStage('zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', 'M', ArchiverStage.RdbmsArchiveWrite, 900_000, null);
+    telemetry.recordArchiverStage(model, 'M', ArchiverStage.RdbmsArchiveWrite, Number.POSITIVE_INFINITY, null);
+    telemetry.recordCaseCreationStage(CaseCreationStage.HttpEndpoint, 70_000, { ...caseContext('A\u0000B'), caseWorkflowGuid: '{not a guid}' });
+    telemetry.recordCaseCreationStage(CaseCreationStage.HttpEndpoint, 70_000, caseContext('C\u0000D', 'https://hooks\u0000.example.com'));
+    t.app.get(TelemetryMetrics).invokeStageDuration.record(Number.NaN, 'Abstraction');
+
+    const report = await flusher.flush();
+    expect(report.ok).toBe(true);
+    expect(report.setAside).toEqual({});
+    const warnings = await t.db.query<any>(`SELECT "Message", "ElapsedMicroseconds" FROM "ModelInvokeWarning"`);
+    expect(warnings).toEqual([{ Message: 'nulinthemessage\ufffd', ElapsedMicroseconds: '20000' }]);
+    expect(await t.db.query(`SELECT "CaseKeyValue", "Destination" FROM "CaseCreationWarning"`)).toEqual([
+      { CaseKeyValue: 'CD', Destination: 'https://hooks.example.com' },
+    ]);
+    expect(await t.db.query(`SELECT * FROM "ArchiverWarning"`)).toEqual([]);
+    const tags = await t.db.query<{ Tags: Record<string, string> }>(`SELECT DISTINCT "Tags" FROM "OpenTelemetryMetric" ORDER BY 1`);
+    expect(tags.map((r) => r.Tags.stage).sort()).toEqual(['Abstraction', 'HttpEndpoint', 'RdbmsArchiveWrite', 'stagewith nul']);
+    // Dropped: three ModelInvokeWarnings (NaN, GUID, GUID), one CaseCreationWarning (GUID), two
+    // ArchiverWarnings (GUID, infinite duration), two metric values (the NaN, the infinite duration).
+    expect((await health()).map((h) => [h.QueueId, Number(h.DroppedCount)])).toEqual([
+      [1, 3],
+      [2, 1],
+      [3, 2],
+      [4, 0],
+      [5, 0],
+      [6, 2],
+    ]);
+  });
+
+  it('an entry the database refuses alone is set aside, logged at ERROR and counted as dropped; every other entry is written (contract 13)', async () => {
+    // A rule of the database this service does not know about refuses exactly one entry.
+    await t.db.query(`ALTER TABLE "ArchiverWarning" ADD CONSTRAINT tm_test_refuse CHECK ("EntityAnalysisModelName" <> 'refused by the database')`);
+    try {
+      for (const name of ['first', 'refused by the database', 'third']) {
+        telemetry.recordArchiverStage(randomUUID(), name, ArchiverStage.BuildArchiveJson, 500_000, randomUUID());
+      }
+      telemetry.recordCaseCreationStage(CaseCreationStage.Notification, 90_000, caseContext('K-2'));
+      const report = await flusher.flush();
+      expect(report.setAside).toEqual({ ArchiverWarning: 1 });
+      expect(report.ok).toBe(true);
+    } finally {
+      await t.db.query(`ALTER TABLE "ArchiverWarning" DROP CONSTRAINT tm_test_refuse`);
+    }
+    expect((await t.db.query<any>(`SELECT "EntityAnalysisModelName" FROM "ArchiverWarning" ORDER BY "Id"`)).map((r) => r.EntityAnalysisModelName)).toEqual([
+      'first',
+      'third',
+    ]);
+    expect(await t.db.query(`SELECT * FROM "CaseCreationWarning"`)).toHaveLength(1);
+    expect(await t.db.query(`SELECT * FROM "ArchiverStagePerformanceCounter"`)).toHaveLength(3);
+    expect((await health()).find((h) => h.QueueId === 3)).toMatchObject({ QueueDepth: 3, DroppedCount: '1' });
+    expect(queues.archiverWarnings.depth).toBe(0);
+    // Set aside for good: the next flush does not meet it again, nor count it again.
+    await flusher.flush();
+    expect((await health()).filter((h) => h.QueueId === 3).map((h) => Number(h.DroppedCount))).toEqual([1, 0]);
+  });
+
+  it('bounds the per-stage tags of an instrument: further stages share one overflow series', async () => {
+    const instrument = t.app.get(TelemetryMetrics).invokeStageDuration;
+    for (let i = 0; i < MAX_STAGES + 50; i++) instrument.record(1, `stage-${i}`);
+    await flusher.flush();
+    const rows = await t.db.query<{ Tags: { stage: string }; Count: string }>(
+      `SELECT "Tags", "Count" FROM "OpenTelemetryMetric" WHERE "Name" = 'service.engine.stage.duration'`,
+    );
+    // Stages seen by earlier tests hold places too: at most MAX_STAGES series and the overflow one.
+    expect(rows.length).toBeLessThanOrEqual(MAX_STAGES + 1);
+    const overflow = Number(rows.find((r) => r.Tags.stage === OVERFLOW_STAGE)?.Count);
+    expect(overflow).toBeGreaterThanOrEqual(50);
+    expect(rows.filter((r) => r.Tags.stage !== OVERFLOW_STAGE).length + overflow).toBe(MAX_STAGES + 50);
   });
 
   it('never overlaps two flushes', async () => {

@@ -1,5 +1,9 @@
 import { AUDIT_RETRY_CAPACITY, AuditWriter } from '../src/audit/audit.writer';
+import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
 import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
+import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
+import { ArchiverStage } from '../src/telemetry/telemetry.types';
+import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
@@ -166,6 +170,60 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
     expect(await logoutRows()).toEqual([
       expect.objectContaining({ CreatedDate: at, CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: 1, OutcomeId: 2 }),
     ]);
+  });
+
+  it('keeps one CaptureQueueHealth row per queue per minute through an outage: each minute written on recovery with its own CreatedDate', async () => {
+    const flusher = t.app.get(CaptureFlusher);
+    const telemetry = t.app.get(PipelineTelemetry);
+    await signInAdministrator(t);
+    await flusher.flush();
+    await db.query(`TRUNCATE "CaptureQueueHealth", "ArchiverWarning"`);
+    const model = randomUUID();
+    const slow = () => telemetry.recordArchiverStage(model, 'Card Fraud', ArchiverStage.RdbmsArchiveWrite, 20_000_000, randomUUID());
+    const minutes: Date[] = [];
+    const minute = async (fault: () => Promise<void> | void, work: () => void) => {
+      t.clock.advance(60_000);
+      minutes.push(t.clock.now());
+      work();
+      await fault();
+      const report = await timed(() => flusher.flush());
+      expect(report.result.ok).toBe(false);
+      expect(report.ms).toBeLessThan(FIVE_SECONDS);
+    };
+    await minute(() => proxy.refuse(), slow);
+    // A malformed entry in the second minute: dropped at once and counted in that minute's row.
+    await minute(() => undefined, () => {
+      slow();
+      telemetry.recordArchiverStage('no-guid', 'Card Fraud', ArchiverStage.RdbmsArchiveWrite, 20_000_000, null);
+    });
+    await minute(async () => {
+      await proxy.restore();
+      proxy.blackhole();
+    }, slow);
+    expect(flusher.unwrittenHealth).toBe(3);
+    expect(await db.query(`SELECT * FROM "CaptureQueueHealth"`)).toEqual([]);
+
+    await proxy.restore();
+    await eventually(async () => (await signIn()).status === 200);
+    t.clock.advance(60_000);
+    minutes.push(t.clock.now());
+    const recovered = await flusher.flush();
+    expect(recovered.ok).toBe(true);
+    expect(flusher.unwrittenHealth).toBe(0);
+
+    const rows = await db.query<{ QueueId: number; QueueDepth: number; DroppedCount: string; CreatedDate: Date }>(
+      `SELECT "QueueId", "QueueDepth", "DroppedCount", "CreatedDate" FROM "CaptureQueueHealth" ORDER BY "CreatedDate", "QueueId"`,
+    );
+    expect(rows).toHaveLength(4 * 6);
+    expect([...new Set(rows.map((r) => r.CreatedDate.getTime()))]).toEqual(minutes.map((m) => m.getTime()));
+    // The archiver queue grew through the outage (nothing could be written) and every drop was reported once, in its minute.
+    expect(rows.filter((r) => r.QueueId === 3).map((r) => [r.QueueDepth, Number(r.DroppedCount)])).toEqual([
+      [1, 0],
+      [2, 1],
+      [3, 0],
+      [3, 0],
+    ]);
+    expect(await db.query(`SELECT 1 FROM "ArchiverWarning"`)).toHaveLength(3);
   });
 
   it('refused for long: the queue of rows waiting is bounded, what it drops is counted and logged, the rest is written in order', async () => {

@@ -7,16 +7,26 @@ export class BoundedQueue<T> {
   private items: T[] = [];
   private droppedCount = 0;
 
-  constructor(readonly capacity: number) {}
+  /** `check` cleans an entry, or refuses it (null) when it could never be written (contract 13). */
+  constructor(
+    readonly capacity: number,
+    private readonly check: (item: T) => T | null = (item) => item,
+  ) {}
 
-  /** Adds an entry, or drops and counts it when the queue is full. */
+  /** Adds the checked entry, or drops and counts it when it cannot be written or the queue is full. */
   enqueue(item: T): boolean {
-    if (this.items.length >= this.capacity) {
+    const checked = this.items.length < this.capacity ? this.check(item) : null;
+    if (checked === null) {
       this.droppedCount++;
       return false;
     }
-    this.items.push(item);
+    this.items.push(checked);
     return true;
+  }
+
+  /** An entry set aside by the flush (the database refused it alone) counts as dropped. */
+  countDropped(count: number): void {
+    this.droppedCount += count;
   }
 
   get depth(): number {
@@ -73,8 +83,12 @@ export class MetricSeriesQueue {
 
   constructor(readonly capacity: number) {}
 
-  /** `key` identifies the series (callers cache it per instrument and tags). */
+  /** `key` identifies the series (callers cache it per instrument and tags). A value that is not finite is dropped and counted. */
   record(key: string, name: string, tags: Record<string, string>, value: number): boolean {
+    if (!Number.isFinite(value)) {
+      this.droppedCount++;
+      return false;
+    }
     const existing = this.series.get(key);
     if (existing) {
       existing.count++;
@@ -125,6 +139,10 @@ export class MetricSeriesQueue {
   acknowledgeDropped(reported: number): void {
     this.droppedCount = Math.max(0, this.droppedCount - reported);
   }
+
+  countDropped(count: number): void {
+    this.droppedCount += count;
+  }
 }
 
 /** Accumulated timings of one stage (and model) in the current interval. */
@@ -138,20 +156,26 @@ export interface StageCounter<K> {
 
 /**
  * Per-stage (and per-model for the archiver) duration accumulators, written as one counter row per
- * key that saw activity in the interval. Bounded by the number of models times four stages.
+ * key that saw activity in the interval. Bounded: models come from pipeline input.
  */
 export class StageCounters<K> {
   private counters = new Map<string, StageCounter<K>>();
 
-  add(id: string, key: K, durationMicroseconds: number): void {
+  /** At most `capacity` keys (the archiver's are per model: caller input); a new key beyond is not counted. */
+  constructor(readonly capacity = 10_000) {}
+
+  /** Adds one timing; false (nothing added) for a duration that is not finite, negative or too large. */
+  add(id: string, key: K, durationMicroseconds: number): boolean {
+    if (!Number.isFinite(durationMicroseconds) || durationMicroseconds < 0 || durationMicroseconds > Number.MAX_SAFE_INTEGER) return false;
     const counter = this.counters.get(id);
     if (counter) {
       counter.totalMicroseconds += durationMicroseconds;
       counter.invokeCount++;
       if (durationMicroseconds < counter.minMicroseconds) counter.minMicroseconds = durationMicroseconds;
       if (durationMicroseconds > counter.maxMicroseconds) counter.maxMicroseconds = durationMicroseconds;
-      return;
+      return true;
     }
+    if (this.counters.size >= this.capacity) return false;
     this.counters.set(id, {
       key,
       totalMicroseconds: durationMicroseconds,
@@ -159,6 +183,7 @@ export class StageCounters<K> {
       maxMicroseconds: durationMicroseconds,
       invokeCount: 1,
     });
+    return true;
   }
 
   get size(): number {
@@ -175,7 +200,7 @@ export class StageCounters<K> {
     for (const [id, old] of drained) {
       const current = this.counters.get(id);
       if (!current) {
-        this.counters.set(id, old);
+        if (this.counters.size < this.capacity) this.counters.set(id, old);
         continue;
       }
       current.totalMicroseconds += old.totalMicroseconds;

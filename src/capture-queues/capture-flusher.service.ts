@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
-import { boundText } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { isDatabaseUnavailable } from '../database/deadlines';
 import { Transactions } from '../database/transactions';
 import { OpenTelemetryMetricRepository } from '../telemetry/open-telemetry-metric.repository';
 import { RedisConnectionEventRepository, RedisSentinelEventRepository } from '../telemetry/redis-event.repositories';
@@ -11,39 +12,98 @@ import {
 } from '../telemetry/stage-performance-counter.repositories';
 import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from '../telemetry/warning.repositories';
 import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
+import { CaptureQueueId } from '../telemetry/telemetry.types';
 import { CaptureQueues } from './capture-queues.service';
-
-/** Bounds of telemetry text written from pipeline data (names, keys, messages, URLs). */
-const TEXT = { name: 256, key: 1024, message: 2048, url: 2048 } as const;
 
 /** What one flush did. */
 export interface FlushReport {
+  /** Every entry written or set aside, and the health rows written. */
   ok: boolean;
   createdDate: Date;
-  /** Rows written per table (all zero when the flush failed). */
+  /** Rows written per table by this flush (health rows of earlier, unwritten minutes included). */
   written: Record<string, number>;
-  /** QueueDepth and DroppedCount per QueueId, as written (or as they would have been). */
-  health: { queueId: number; queueDepth: number; droppedCount: number }[];
+  /** Entries set aside per table: the database refused each of them alone (counted as dropped). */
+  setAside: Record<string, number>;
+  /** This flush's QueueDepth and DroppedCount per QueueId, as written or kept to be written. */
+  health: HealthRow[];
 }
 
-const micro = (value: number) => Math.max(0, Math.round(value));
+interface HealthRow {
+  queueId: number;
+  queueDepth: number;
+  droppedCount: number;
+}
+
+/** One minute's CaptureQueueHealth rows, kept until they are written with their own CreatedDate. */
+interface HealthSnapshot {
+  createdDate: Date;
+  rows: HealthRow[];
+}
+
+/** Health snapshots kept through an outage (a week of minutes); beyond, the oldest are given up. */
+export const HEALTH_BACKLOG = 10_080;
+
+/** The entries of one table drained by a flush, and how to write or put back any of them. */
+interface TablePart {
+  table: string;
+  /** The queue whose DroppedCount an entry set aside adds to (none for the stage counters). */
+  queueId: CaptureQueueId | null;
+  entries: unknown[];
+  insert(tx: EntityManager, entries: unknown[]): Promise<number>;
+  restore(entries: unknown[]): void;
+}
+
+function part<E>(
+  table: string,
+  queueId: CaptureQueueId | null,
+  entries: E[],
+  insert: (tx: EntityManager, entries: E[]) => Promise<number>,
+  restore: (entries: E[]) => void,
+): TablePart {
+  return { table, queueId, entries, insert, restore } as TablePart;
+}
+
 /** ISO text is much cheaper for the driver to serialise than Date objects (20000 per flush). */
 const iso = (date: Date) => date.toISOString();
 
 /**
- * Writes the capture queues to PostgreSQL: every queue's entries, the stage counters that saw
- * activity, and one CaptureQueueHealth row per queue (QueueDepth before the drain, DroppedCount since
- * the previous flush), zeros included, all in one transaction with one multi-row INSERT per table
- * (each table's repository; see BulkInsert for why that insert is SQL).
- * If the transaction fails, everything drained goes back into the queues (up to their capacity) and
- * the drop counts are kept, so the next flush writes it. Flushes never overlap: a call made while one
- * runs waits for it and then flushes again.
+ * True when the database refused what an entry holds (SQLSTATE class 22 data exception or 23
+ * integrity constraint), or the driver could not send it: that entry's fault, not the table's.
+ */
+function entryAtFault(error: unknown): boolean {
+  for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return /^2[23]/.test(code);
+    current = (current as { driverError?: unknown; cause?: unknown }).driverError ?? (current as { cause?: unknown }).cause;
+  }
+  return !isDatabaseUnavailable(error);
+}
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Writes the capture queues to PostgreSQL once a minute: every queue's entries, the stage counters
+ * that saw activity, and one CaptureQueueHealth row per queue (QueueDepth before the drain,
+ * DroppedCount since the previous flush), zeros included. Flushes never overlap: a call made while
+ * one runs waits for it and then flushes again.
+ *
+ * Normally everything goes in one transaction with one multi-row INSERT per table. When that fails:
+ * - the database cannot be reached (an outage): everything drained goes back into its queue (up to
+ *   the capacity, the overflow counted as dropped) and this minute's health rows are kept in memory,
+ *   to be written with their own CreatedDate by the first flush that reaches the database again, so
+ *   the timeline has no hole where the operator most needs it;
+ * - the database answered with an error: each table is written on its own, so one table's trouble
+ *   holds back no other; a table refused for what its entries hold is retried entry by entry, and an
+ *   entry refused alone is set aside, logged at ERROR and counted as dropped in its queue's row of
+ *   this minute; a table refused for any other reason keeps its entries for the next flush. The
+ *   health rows are written whatever happened to the entries (contract 13).
  */
 @Injectable()
 export class CaptureFlusher {
   private readonly logger = new Logger('CaptureFlusher');
   private running: Promise<FlushReport> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
+  private readonly healthBacklog: HealthSnapshot[] = [];
 
   constructor(
     private readonly transactions: Transactions,
@@ -76,149 +136,259 @@ export class CaptureFlusher {
     return next;
   }
 
+  /** This minute's and earlier minutes' health rows not yet written (oldest first). */
+  get unwrittenHealth(): number {
+    return this.healthBacklog.length;
+  }
+
   private async flushOnce(): Promise<FlushReport> {
     const q = this.queues;
     const createdDate = this.clock.now();
-    const health = q.health().map((h) => ({ queueId: h.queueId, queueDepth: h.depth, droppedCount: h.dropped }));
-    const drained = {
-      modelInvokeWarnings: q.modelInvokeWarnings.drain(),
-      caseCreationWarnings: q.caseCreationWarnings.drain(),
-      archiverWarnings: q.archiverWarnings.drain(),
-      redisSentinelEvents: q.redisSentinelEvents.drain(),
-      redisConnectionEvents: q.redisConnectionEvents.drain(),
-      metrics: q.metrics.drain(),
-      archiverCounters: q.archiverCounters.drain(),
-      caseCreationCounters: q.caseCreationCounters.drain(),
-    };
+    // The snapshot now owns the drops it reports: they are counted in this minute's row only, whenever
+    // that row gets written.
+    const health: HealthRow[] = q.health().map((h) => ({ queueId: h.queueId, queueDepth: h.depth, droppedCount: h.dropped }));
+    for (const row of health) this.queueOf(row.queueId).acknowledgeDropped(row.droppedCount);
+    this.keepHealth({ createdDate, rows: health });
+    const parts = this.drain({ createdDate, instance: this.settings.instance });
     const written: Record<string, number> = {};
+    const setAside: Record<string, number> = {};
+
     try {
       await this.transactions.run(async (tx) => {
-        const stamp = { createdDate, instance: this.settings.instance };
-        const mw = drained.modelInvokeWarnings;
-        written[this.modelInvokeWarningRows.tableName] = await this.modelInvokeWarningRows.insertMany(
+        for (const p of parts) written[p.table] = await p.insert(tx, p.entries);
+        written[this.healthRows.tableName] = await this.writeHealth(tx);
+      });
+      this.healthBacklog.length = 0;
+      return { ok: true, createdDate, written, setAside, health };
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) return this.outage(parts, error, createdDate, health);
+      this.logger.warn(`capture flush: the database refused the batch, writing table by table: ${messageOf(error)}`);
+    }
+
+    let ok = true;
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i];
+      written[p.table] = 0;
+      if (p.entries.length === 0) continue;
+      let batchError: unknown;
+      try {
+        written[p.table] = await this.transactions.run((tx) => p.insert(tx, p.entries));
+        continue;
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) return this.outage(parts.slice(i), error, createdDate, health);
+        batchError = error;
+      }
+      if (!entryAtFault(batchError)) {
+        // The table itself (missing, no permission, a lock timeout): its entries wait for the next flush.
+        p.restore(p.entries);
+        ok = false;
+        this.logger.error(`capture flush: ${p.table} could not be written, its entries are kept for the next flush: ${messageOf(batchError)}`);
+        continue;
+      }
+      for (let k = 0; k < p.entries.length; k++) {
+        try {
+          written[p.table] += await this.transactions.run((tx) => p.insert(tx, [p.entries[k]]));
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) {
+            p.restore(p.entries.slice(k));
+            return this.outage(parts.slice(i + 1), error, createdDate, health);
+          }
+          if (!entryAtFault(error)) {
+            p.restore(p.entries.slice(k));
+            ok = false;
+            this.logger.error(`capture flush: ${p.table} could not be written, its entries are kept for the next flush: ${messageOf(error)}`);
+            break;
+          }
+          setAside[p.table] = (setAside[p.table] ?? 0) + 1;
+          if (p.queueId !== null) {
+            const row = health.find((h) => h.queueId === p.queueId);
+            if (row) row.droppedCount++;
+          }
+          this.logger.error(`capture flush: a ${p.table} entry was refused by the database and is set aside (counted as dropped): ${messageOf(error)}`);
+        }
+      }
+    }
+
+    try {
+      written[this.healthRows.tableName] = await this.transactions.run((tx) => this.writeHealth(tx));
+      this.healthBacklog.length = 0;
+    } catch (error) {
+      ok = false;
+      written[this.healthRows.tableName] = 0;
+      this.logger.error(`capture flush: the health rows could not be written, kept for the next flush: ${messageOf(error)}`);
+    }
+    return { ok, createdDate, written, setAside, health };
+  }
+
+  /** The database cannot be reached: the given parts go back to their queues; the health rows wait. */
+  private outage(unwritten: TablePart[], error: unknown, createdDate: Date, health: HealthRow[]): FlushReport {
+    for (const p of unwritten) p.restore(p.entries);
+    this.logger.error(
+      `capture flush failed, the database cannot be reached: entries kept in their queues, ${this.healthBacklog.length} minutes of health rows kept: ${messageOf(error)}`,
+    );
+    return { ok: false, createdDate, written: {}, setAside: {}, health };
+  }
+
+  private keepHealth(snapshot: HealthSnapshot): void {
+    this.healthBacklog.push(snapshot);
+    if (this.healthBacklog.length > HEALTH_BACKLOG) {
+      this.healthBacklog.shift();
+      this.logger.error(`more than ${HEALTH_BACKLOG} minutes of CaptureQueueHealth rows wait for the database: the oldest minute is given up`);
+    }
+  }
+
+  /** Every kept minute of health rows, each with its own CreatedDate; the number of rows. */
+  private async writeHealth(tx: EntityManager): Promise<number> {
+    let rows = 0;
+    for (const snapshot of this.healthBacklog) {
+      rows += await this.healthRows.insertMany(
+        tx,
+        {
+          queueId: snapshot.rows.map((h) => h.queueId),
+          queueDepth: snapshot.rows.map((h) => h.queueDepth),
+          droppedCount: snapshot.rows.map((h) => h.droppedCount),
+        },
+        { createdDate: snapshot.createdDate, instance: this.settings.instance },
+      );
+    }
+    return rows;
+  }
+
+  private queueOf(queueId: number): { acknowledgeDropped(count: number): void } {
+    const q = this.queues;
+    switch (queueId) {
+      case CaptureQueueId.ModelInvokeWarning:
+        return q.modelInvokeWarnings;
+      case CaptureQueueId.CaseCreationWarning:
+        return q.caseCreationWarnings;
+      case CaptureQueueId.ArchiverWarning:
+        return q.archiverWarnings;
+      case CaptureQueueId.RedisSentinelEvent:
+        return q.redisSentinelEvents;
+      case CaptureQueueId.RedisConnectionEvent:
+        return q.redisConnectionEvents;
+      default:
+        return q.metrics;
+    }
+  }
+
+  /** Takes every queue's entries out, as one part per table (entries are clean: checked when enqueued). */
+  private drain(stamp: { createdDate: Date; instance: string }): TablePart[] {
+    const q = this.queues;
+    const series = [...q.metrics.drain()];
+    const archiverCounters = [...q.archiverCounters.drain()];
+    const caseCreationCounters = [...q.caseCreationCounters.drain()];
+    return [
+      part(this.modelInvokeWarningRows.tableName, CaptureQueueId.ModelInvokeWarning, q.modelInvokeWarnings.drain(), (tx, mw) =>
+        this.modelInvokeWarningRows.insertMany(
           tx,
           {
             occurredDate: mw.map((e) => iso(e.occurredDate)),
             entityAnalysisModelGuid: mw.map((e) => e.modelGuid),
-            entityAnalysisModelName: mw.map((e) => boundText(e.modelName, TEXT.name)),
+            entityAnalysisModelName: mw.map((e) => e.modelName),
             entityAnalysisModelInstanceEntryGuid: mw.map((e) => e.entryGuid),
-            message: mw.map((e) => boundText(e.message, TEXT.message)),
-            elapsedMicroseconds: mw.map((e) => micro(e.elapsedMicroseconds)),
-            sinceLastEntryMicroseconds: mw.map((e) => micro(e.sinceLastEntryMicroseconds)),
+            message: mw.map((e) => e.message),
+            elapsedMicroseconds: mw.map((e) => e.elapsedMicroseconds),
+            sinceLastEntryMicroseconds: mw.map((e) => e.sinceLastEntryMicroseconds),
           },
           stamp,
-        );
-        const cw = drained.caseCreationWarnings;
-        written[this.caseCreationWarningRows.tableName] = await this.caseCreationWarningRows.insertMany(
+        ),
+        (entries) => q.modelInvokeWarnings.restore(entries),
+      ),
+      part(this.caseCreationWarningRows.tableName, CaptureQueueId.CaseCreationWarning, q.caseCreationWarnings.drain(), (tx, cw) =>
+        this.caseCreationWarningRows.insertMany(
           tx,
           {
             occurredDate: cw.map((e) => iso(e.occurredDate)),
             caseWorkflowGuid: cw.map((e) => e.caseWorkflowGuid),
-            caseWorkflowName: cw.map((e) => boundText(e.caseWorkflowName, TEXT.name)),
-            caseKey: cw.map((e) => boundText(e.caseKey, TEXT.name)),
-            caseKeyValue: cw.map((e) => boundText(e.caseKeyValue, TEXT.key)),
+            caseWorkflowName: cw.map((e) => e.caseWorkflowName),
+            caseKey: cw.map((e) => e.caseKey),
+            caseKeyValue: cw.map((e) => e.caseKeyValue),
             stageId: cw.map((e) => e.stageId),
-            destination: cw.map((e) => boundText(e.destination, TEXT.url)),
-            durationMicroseconds: cw.map((e) => micro(e.durationMicroseconds)),
+            destination: cw.map((e) => e.destination),
+            durationMicroseconds: cw.map((e) => e.durationMicroseconds),
           },
           stamp,
-        );
-        const aw = drained.archiverWarnings;
-        written[this.archiverWarningRows.tableName] = await this.archiverWarningRows.insertMany(
+        ),
+        (entries) => q.caseCreationWarnings.restore(entries),
+      ),
+      part(this.archiverWarningRows.tableName, CaptureQueueId.ArchiverWarning, q.archiverWarnings.drain(), (tx, aw) =>
+        this.archiverWarningRows.insertMany(
           tx,
           {
             occurredDate: aw.map((e) => iso(e.occurredDate)),
             entityAnalysisModelGuid: aw.map((e) => e.modelGuid),
-            entityAnalysisModelName: aw.map((e) => boundText(e.modelName, TEXT.name)),
+            entityAnalysisModelName: aw.map((e) => e.modelName),
             entityAnalysisModelInstanceEntryGuid: aw.map((e) => e.entryGuid),
             stageId: aw.map((e) => e.stageId),
-            durationMicroseconds: aw.map((e) => micro(e.durationMicroseconds)),
+            durationMicroseconds: aw.map((e) => e.durationMicroseconds),
           },
           stamp,
-        );
-        for (const [rows, events] of [
-          [this.redisSentinelEventRows, drained.redisSentinelEvents],
-          [this.redisConnectionEventRows, drained.redisConnectionEvents],
-        ] as const) {
-          written[rows.tableName] = await rows.insertMany(
+        ),
+        (entries) => q.archiverWarnings.restore(entries),
+      ),
+      ...([
+        [this.redisSentinelEventRows, CaptureQueueId.RedisSentinelEvent, q.redisSentinelEvents],
+        [this.redisConnectionEventRows, CaptureQueueId.RedisConnectionEvent, q.redisConnectionEvents],
+      ] as const).map(([rows, queueId, queue]) =>
+        part(rows.tableName, queueId, queue.drain(), (tx, events) =>
+          rows.insertMany(
             tx,
             {
               occurredDate: events.map((e) => iso(e.occurredDate)),
-              eventName: events.map((e) => boundText(e.eventName, TEXT.name)),
-              endpoint: events.map((e) => boundText(e.endpoint, TEXT.name)),
-              message: events.map((e) => boundText(e.message, TEXT.message)),
+              eventName: events.map((e) => e.eventName),
+              endpoint: events.map((e) => e.endpoint),
+              message: events.map((e) => e.message),
             },
             stamp,
-          );
-        }
-        const series = [...drained.metrics.values()];
-        written[this.metricRows.tableName] = await this.metricRows.insertMany(
+          ),
+          (entries) => queue.restore(entries),
+        ),
+      ),
+      part(this.metricRows.tableName, CaptureQueueId.OpenTelemetryMetric, series, (tx, list) =>
+        this.metricRows.insertMany(
           tx,
           {
-            name: series.map((s) => s.name),
-            tags: series.map((s) => JSON.stringify(s.tags)),
-            count: series.map((s) => s.count),
-            sum: series.map((s) => s.sum),
-            min: series.map((s) => s.min),
-            max: series.map((s) => s.max),
+            name: list.map(([, s]) => s.name),
+            tags: list.map(([, s]) => JSON.stringify(s.tags)),
+            count: list.map(([, s]) => s.count),
+            sum: list.map(([, s]) => s.sum),
+            min: list.map(([, s]) => s.min),
+            max: list.map(([, s]) => s.max),
           },
           stamp,
-        );
-        const ac = [...drained.archiverCounters.values()];
-        written[this.archiverCounterRows.tableName] = await this.archiverCounterRows.insertMany(
+        ),
+        (entries) => q.metrics.restore(new Map(entries)),
+      ),
+      part(this.archiverCounterRows.tableName, null, archiverCounters, (tx, list) =>
+        this.archiverCounterRows.insertMany(
           tx,
           {
-            entityAnalysisModelGuid: ac.map((c) => c.key.modelGuid),
-            stageId: ac.map((c) => c.key.stageId),
-            totalMicroseconds: ac.map((c) => micro(c.totalMicroseconds)),
-            minMicroseconds: ac.map((c) => micro(c.minMicroseconds)),
-            maxMicroseconds: ac.map((c) => micro(c.maxMicroseconds)),
-            invokeCount: ac.map((c) => c.invokeCount),
+            entityAnalysisModelGuid: list.map(([, c]) => c.key.modelGuid),
+            stageId: list.map(([, c]) => c.key.stageId),
+            totalMicroseconds: list.map(([, c]) => Math.round(c.totalMicroseconds)),
+            minMicroseconds: list.map(([, c]) => Math.round(c.minMicroseconds)),
+            maxMicroseconds: list.map(([, c]) => Math.round(c.maxMicroseconds)),
+            invokeCount: list.map(([, c]) => c.invokeCount),
           },
           stamp,
-        );
-        const cc = [...drained.caseCreationCounters.values()];
-        written[this.caseCreationCounterRows.tableName] = await this.caseCreationCounterRows.insertMany(
+        ),
+        (entries) => q.archiverCounters.restore(new Map(entries)),
+      ),
+      part(this.caseCreationCounterRows.tableName, null, caseCreationCounters, (tx, list) =>
+        this.caseCreationCounterRows.insertMany(
           tx,
           {
-            stageId: cc.map((c) => c.key.stageId),
-            totalMicroseconds: cc.map((c) => micro(c.totalMicroseconds)),
-            minMicroseconds: cc.map((c) => micro(c.minMicroseconds)),
-            maxMicroseconds: cc.map((c) => micro(c.maxMicroseconds)),
-            invokeCount: cc.map((c) => c.invokeCount),
+            stageId: list.map(([, c]) => c.key.stageId),
+            totalMicroseconds: list.map(([, c]) => Math.round(c.totalMicroseconds)),
+            minMicroseconds: list.map(([, c]) => Math.round(c.minMicroseconds)),
+            maxMicroseconds: list.map(([, c]) => Math.round(c.maxMicroseconds)),
+            invokeCount: list.map(([, c]) => c.invokeCount),
           },
           stamp,
-        );
-        written[this.healthRows.tableName] = await this.healthRows.insertMany(
-          tx,
-          {
-            queueId: health.map((h) => h.queueId),
-            queueDepth: health.map((h) => h.queueDepth),
-            droppedCount: health.map((h) => h.droppedCount),
-          },
-          stamp,
-        );
-      });
-    } catch (error) {
-      q.modelInvokeWarnings.restore(drained.modelInvokeWarnings);
-      q.caseCreationWarnings.restore(drained.caseCreationWarnings);
-      q.archiverWarnings.restore(drained.archiverWarnings);
-      q.redisSentinelEvents.restore(drained.redisSentinelEvents);
-      q.redisConnectionEvents.restore(drained.redisConnectionEvents);
-      q.metrics.restore(drained.metrics);
-      q.archiverCounters.restore(drained.archiverCounters);
-      q.caseCreationCounters.restore(drained.caseCreationCounters);
-      this.logger.error(`capture flush failed, entries kept for the next flush: ${error instanceof Error ? error.message : String(error)}`);
-      return { ok: false, createdDate, written: {}, health };
-    }
-    // The health rows are written: the drops they reported are no longer pending.
-    const [mw, cw, aw, rs, rc, m] = health.map((h) => h.droppedCount);
-    q.modelInvokeWarnings.acknowledgeDropped(mw);
-    q.caseCreationWarnings.acknowledgeDropped(cw);
-    q.archiverWarnings.acknowledgeDropped(aw);
-    q.redisSentinelEvents.acknowledgeDropped(rs);
-    q.redisConnectionEvents.acknowledgeDropped(rc);
-    q.metrics.acknowledgeDropped(m);
-    return { ok: true, createdDate, written, health };
+        ),
+        (entries) => q.caseCreationCounters.restore(new Map(entries)),
+      ),
+    ];
   }
 }

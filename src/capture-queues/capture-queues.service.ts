@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ArchiverStage, CaseCreationStage, CaptureQueueId } from '../telemetry/telemetry.types';
 import { BoundedQueue, MetricSeriesQueue, StageCounters } from './bounded-queue';
+import { checkArchiverWarning, checkCaseCreationWarning, checkModelInvokeWarning, checkRedisEvent } from './capture-entry.checks';
 
 /** Entries per queue (service.md 8). */
 export const QUEUE_CAPACITY = 20_000;
@@ -47,16 +48,16 @@ export interface RedisEventEntry {
 /**
  * The six bounded capture queues of service.md 6 and the stage counters, held in memory between
  * flushes. Producers (telemetry/) only ever push here; writing is the flusher's job, once a minute.
- * Entries are stored as given (raw caller text); the flusher bounds and cleans text when it writes,
- * so enqueueing stays a push.
+ * Every entry is checked as it is enqueued (capture-entry.checks.ts, contract 13): its text cleaned and
+ * bounded, an entry that could never be written dropped and counted, so a flush never meets one.
  */
 @Injectable()
 export class CaptureQueues {
-  readonly modelInvokeWarnings = new BoundedQueue<ModelInvokeWarningEntry>(QUEUE_CAPACITY);
-  readonly caseCreationWarnings = new BoundedQueue<CaseCreationWarningEntry>(QUEUE_CAPACITY);
-  readonly archiverWarnings = new BoundedQueue<ArchiverWarningEntry>(QUEUE_CAPACITY);
-  readonly redisSentinelEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY);
-  readonly redisConnectionEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY);
+  readonly modelInvokeWarnings = new BoundedQueue<ModelInvokeWarningEntry>(QUEUE_CAPACITY, checkModelInvokeWarning);
+  readonly caseCreationWarnings = new BoundedQueue<CaseCreationWarningEntry>(QUEUE_CAPACITY, checkCaseCreationWarning);
+  readonly archiverWarnings = new BoundedQueue<ArchiverWarningEntry>(QUEUE_CAPACITY, checkArchiverWarning);
+  readonly redisSentinelEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY, checkRedisEvent);
+  readonly redisConnectionEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY, checkRedisEvent);
   readonly metrics = new MetricSeriesQueue(METRIC_SERIES_CAPACITY);
 
   readonly archiverCounters = new StageCounters<{ modelGuid: string; stageId: ArchiverStage }>();

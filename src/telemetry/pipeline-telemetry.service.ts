@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { checkModelGuid } from '../capture-queues/capture-entry.checks';
 import { CaptureQueues } from '../capture-queues/capture-queues.service';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -53,11 +54,14 @@ export class PipelineTelemetry {
    * BulkCopyArchiveBuffer, which works on a batch rather than one invocation.
    */
   recordArchiverStage(modelGuid: string, modelName: string | null, stage: ArchiverStage, durationMicroseconds: number, entryGuid?: string | null): void {
-    const stageName = ARCHIVER_STAGE_NAMES[stage];
-    this.queues.archiverCounters.add(`${modelGuid}\u0000${stage}`, { modelGuid, stageId: stage }, durationMicroseconds);
-    this.metrics.archiverStageDuration.record(durationMicroseconds / 1000, stageName);
+    const stageName: string | undefined = ARCHIVER_STAGE_NAMES[stage];
+    // Pipeline input: a counter or tag is only kept for a well-formed model GUID and a known stage; the
+    // warning entry is checked (and dropped and counted if it cannot be written) by its queue.
+    const model = checkModelGuid(modelGuid);
+    if (model && stageName) this.queues.archiverCounters.add(`${model}\u0000${stage}`, { modelGuid: model, stageId: stage }, durationMicroseconds);
+    if (stageName) this.metrics.archiverStageDuration.record(durationMicroseconds / 1000, stageName);
     if (durationMicroseconds > this.settings.archiverWarnThresholdMilliseconds * 1000) {
-      this.metrics.archiverWarnCount.record(1, stageName);
+      if (stageName) this.metrics.archiverWarnCount.record(1, stageName);
       this.queues.archiverWarnings.enqueue({
         occurredDate: this.clock.now(),
         modelGuid,
@@ -71,11 +75,13 @@ export class PipelineTelemetry {
 
   /** One case creation stage (global: one queue serves every model). */
   recordCaseCreationStage(stage: CaseCreationStage, durationMicroseconds: number, context: CaseContext): void {
-    const stageName = CASE_CREATION_STAGE_NAMES[stage];
-    this.queues.caseCreationCounters.add(String(stage), { stageId: stage }, durationMicroseconds);
-    this.metrics.caseCreationStageDuration.record(durationMicroseconds / 1000, stageName);
+    const stageName: string | undefined = CASE_CREATION_STAGE_NAMES[stage];
+    if (stageName) {
+      this.queues.caseCreationCounters.add(String(stage), { stageId: stage }, durationMicroseconds);
+      this.metrics.caseCreationStageDuration.record(durationMicroseconds / 1000, stageName);
+    }
     if (durationMicroseconds > this.settings.caseCreationWarnThresholdMilliseconds * 1000) {
-      this.metrics.caseCreationWarnCount.record(1, stageName);
+      if (stageName) this.metrics.caseCreationWarnCount.record(1, stageName);
       const withDestination = stage === CaseCreationStage.Notification || stage === CaseCreationStage.HttpEndpoint;
       this.queues.caseCreationWarnings.enqueue({
         occurredDate: this.clock.now(),

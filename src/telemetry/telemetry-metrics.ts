@@ -3,6 +3,7 @@ import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import { CAPTURE_TEXT, captureText } from '../capture-queues/capture-entry.checks';
 import { CaptureQueues } from '../capture-queues/capture-queues.service';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
@@ -23,25 +24,55 @@ export const METRIC_NAMES = {
  * record allocates nothing on the hot path.
  */
 export class StageInstrument {
-  private readonly perStage = new Map<string, { attributes: Attributes & { stage: string }; key: string }>();
+  /** Stage text as given (at most STAGE_TEXT long) → its cleaned tags; at most MAX_STAGES entries. */
+  private readonly perStage = new Map<string, Tagged>();
+  private readonly overflow: Tagged;
 
   constructor(
     readonly name: string,
     private readonly sink: Histogram | Counter,
     private readonly queues: CaptureQueues,
-  ) {}
+  ) {
+    this.overflow = { attributes: { stage: OVERFLOW_STAGE }, key: `${name}\u0000${OVERFLOW_STAGE}` };
+  }
 
+  /** A value that is not finite is not recorded (the OpenTelemetryMetric queue counts it as dropped). */
   record(value: number, stage: string): void {
-    let tagged = this.perStage.get(stage);
-    if (!tagged) {
-      tagged = { attributes: { stage }, key: `${this.name}\u0000${stage}` };
-      this.perStage.set(stage, tagged);
+    const tagged = this.tagged(stage);
+    if (Number.isFinite(value)) {
+      if ('record' in this.sink) this.sink.record(value, tagged.attributes);
+      else this.sink.add(value, tagged.attributes);
     }
-    if ('record' in this.sink) this.sink.record(value, tagged.attributes);
-    else this.sink.add(value, tagged.attributes);
     this.queues.metrics.record(tagged.key, this.name, tagged.attributes as Record<string, string>, value);
   }
+
+  /**
+   * The stage is caller text: cleaned (no control characters, NUL above all, which jsonb refuses) and
+   * bounded before it becomes a tag; the cache of tags is bounded too, later stages sharing one
+   * overflow series (as OpenTelemetry's own cardinality limit does).
+   */
+  private tagged(stage: string): Tagged {
+    const raw = typeof stage === 'string' && stage.length <= STAGE_TEXT ? stage : (captureText(stage, STAGE_TEXT) ?? '');
+    const known = this.perStage.get(raw);
+    if (known) return known;
+    if (this.perStage.size >= MAX_STAGES) return this.overflow;
+    const clean = captureText(raw, STAGE_TEXT) ?? '';
+    const tagged = { attributes: { stage: clean }, key: `${this.name}\u0000${clean}` };
+    this.perStage.set(raw, tagged);
+    return tagged;
+  }
 }
+
+interface Tagged {
+  attributes: Attributes & { stage: string };
+  key: string;
+}
+
+/** Distinct stages remembered per instrument; records of further stages go to the overflow series. */
+export const MAX_STAGES = 1_000;
+/** The stage tag of that overflow series. */
+export const OVERFLOW_STAGE = '(overflow)';
+const STAGE_TEXT = CAPTURE_TEXT.name;
 
 /** Parses OTEL_EXPORTER_OTLP_HEADERS (`key=value,key2=value2`). */
 function otlpHeaders(text: string | null): Record<string, string> {
