@@ -473,7 +473,7 @@ describe('active sessions (contract 14)', () => {
 
   describe('streams of an ended session', () => {
     it('close within a second on this node; the user\'s other session keeps its stream', async () => {
-      await insertUser(t, { name: 'streamer', password: STRONG });
+      const { tenantRegistryId } = await insertUser(t, { name: 'streamer', password: STRONG });
       const one = await signIn('streamer');
       const two = await signIn('streamer');
       const streamOne = await openStream(`${t.url}/api/Watcher/Stream`, { cookie: cookieOf(one.browser) });
@@ -485,8 +485,9 @@ describe('active sessions (contract 14)', () => {
       expect((await two.browser.delete(`${SESSIONS}/${one.sid}`)).status).toBe(204);
       expect(await within(streamOne.ended, 1000)).toBe(true);
       expect(streamTwo.isEnded()).toBe(false);
-      await t.app.get(Bus).publish(CHANNELS.watcher, 'still here');
-      await streamTwo.waitFor((text) => text.includes('data: still here'));
+      // Tagged with the user's tenant: untagged Watcher messages reach landlord streams only (contract 13).
+      await t.app.get(Bus).publish(CHANNELS.watcher, JSON.stringify({ tenantRegistryId, text: 'still here' }));
+      await streamTwo.waitFor((text) => text.includes('still here'));
       streamTwo.abort();
     });
 

@@ -4,11 +4,12 @@ import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
 import type { Principal } from '../auth/principal';
-import { mayAuthenticate, UserAndSession, UserStateReader } from '../auth/user-state.reader';
+import { mayAuthenticate, UserAndSession, UserState, UserStateReader } from '../auth/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionEndedMessage, SessionRevocation } from './session-revocation.service';
+import { audienceOf, mayReceive, StreamScope } from './stream-scope';
 
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */
 export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceChange;
@@ -30,15 +31,18 @@ interface OpenStream {
   /** SHA-256 of the API key that opened it; null for a JWT session. */
   apiKeyHash: string | null;
   display: string;
+  /** What its caller may read; refreshed at every re-check (a role or tenant can change meanwhile). */
+  scope: StreamScope;
   res: Response;
 }
 
 /**
  * The open Watcher and ServiceChange streams of this node. Events of the bus are relayed to them as
  * `data:` lines. A stream ends with its session: at once when any node announces the user's logout or
- * revocation (SessionEnded) or revokes its API key, and at the latest at the periodic re-check
- * (RevokedSessionCheckInterval) for anything else (absolute lifetime, deactivation, lock, deletion,
- * a lost message). A stream opened with an API key ends only with its key or its user.
+ * revocation, or the end of this one session (SessionEnded, with the session id), or revokes its API
+ * key; and at the latest at the periodic re-check (RevokedSessionCheckInterval) for anything else
+ * (absolute lifetime, deactivation, lock, deletion, a session row ended without a message, a lost
+ * message). A stream opened with an API key ends only with its key or its user.
  */
 @Injectable()
 export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
@@ -104,6 +108,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       sessionId: principal.sessionId,
       apiKeyHash: key !== undefined ? apiKeyHash(key) : null,
       display: principal.apiKeyDisplay ?? principal.userName,
+      scope: { tenantRegistryId: principal.tenantRegistryId, landlord: principal.landlord, permissions: principal.permissions },
       res,
     };
     res.status(200);
@@ -181,6 +186,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     streams.forEach((stream, i) => {
       const reason = this.endReason(stream, results[i], now);
       if (reason) this.close(stream, reason);
+      else if (results[i] !== 'unreadable') stream.scope = scopeOf((results[i] as UserAndSession).state!);
     });
   }
 
@@ -196,12 +202,16 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     return null;
   }
 
+  /** Relays a bus message to the streams of `channel` whose caller may read it (contract 13). */
   private relay(channel: StreamChannel, message: string): void {
+    const audience = audienceOf(channel, message);
     const frame = `${message
       .split(/\r\n|\r|\n/)
       .map((line) => `data: ${line}`)
       .join('\n')}\n\n`;
-    for (const stream of this.streams) if (stream.channel === channel) stream.res.write(frame);
+    for (const stream of this.streams) {
+      if (stream.channel === channel && mayReceive(stream.scope, audience)) stream.res.write(frame);
+    }
   }
 
   private heartbeat(): void {
@@ -213,6 +223,10 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     this.logger.log(`closing ${stream.channel} stream ${stream.id} of ${stream.display}: ${reason}`);
     stream.res.end(': closed\n\n');
   }
+}
+
+function scopeOf(state: UserState): StreamScope {
+  return { tenantRegistryId: state.tenantRegistryId, landlord: state.landlord, permissions: state.permissions };
 }
 
 function parseSessionEnded(raw: string): SessionEndedMessage | null {
