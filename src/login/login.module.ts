@@ -33,7 +33,7 @@ import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInT
       provide: SignInThrottleStore,
       inject: [SETTINGS, DatabaseThrottleStore],
       useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
-        settings.redisConnectionString
+        settings.redisConnectionString && settings.signInThrottle
           ? new RedisThrottleStore(settings.redisConnectionString, deploymentNamespace(settings.connectionString, settings.dataDirectory))
           : database,
     },
