@@ -84,7 +84,7 @@ export class JwtStrategy {
     try {
       read = await this.users.readWithSession(Number(claims.sub), claims.sid);
     } catch (error) {
-      this.logger.error(`user row read failed, refusing the request: ${(error as Error).message}`);
+      this.logger.warn(`user row read failed, refusing the request: ${(error as Error).message}`);
       throw serviceUnavailable();
     }
     const { state, session } = read;

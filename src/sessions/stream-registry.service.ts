@@ -35,9 +35,10 @@ interface OpenStream {
 /**
  * The open Watcher and ServiceChange streams of this node. Events of the bus are relayed to them as
  * `data:` lines. A stream ends with its session: at once when any node announces the user's logout or
- * revocation (SessionEnded) or revokes its API key, and at the latest at the periodic re-check
- * (RevokedSessionCheckInterval) for anything else (absolute lifetime, deactivation, lock, deletion,
- * a lost message). A stream opened with an API key ends only with its key or its user.
+ * revocation, or the end of this one session (SessionEnded, with the session id), or revokes its API
+ * key; and at the latest at the periodic re-check (RevokedSessionCheckInterval) for anything else
+ * (absolute lifetime, deactivation, lock, deletion, a session row ended without a message, a lost
+ * message). A stream opened with an API key ends only with its key or its user.
  */
 @Injectable()
 export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {

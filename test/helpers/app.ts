@@ -1,3 +1,4 @@
+import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,8 @@ export interface StartOptions {
   /** Use the real clock instead of a ManualClock (for tests of timers). */
   realClock?: boolean;
   clock?: ManualClock;
+  /** The application's logger (default: Nest's console logger at error and warn). */
+  logger?: LoggerService;
 }
 
 /**
@@ -54,7 +57,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
     }),
   );
   const clock = options.clock ?? new ManualClock(Date.now());
-  const app = await createApp(settings, { clock: options.realClock ? undefined : clock, logger: ['error', 'warn'] });
+  const app = await createApp(settings, { clock: options.realClock ? undefined : clock, logger: options.logger ?? ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
