@@ -34,7 +34,10 @@ import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInT
       inject: [SETTINGS, DatabaseThrottleStore],
       useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
         settings.redisConnectionString && settings.signInThrottle
-          ? new RedisThrottleStore(settings.redisConnectionString, deploymentNamespace(settings.connectionString, settings.dataDirectory))
+          ? new RedisThrottleStore(
+              settings.redisConnectionString,
+              `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`,
+            )
           : database,
     },
   ],
