@@ -56,6 +56,9 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
       // Every test signs in from 127.0.0.1, many failing on purpose; the throttle's own tests
       // (test/sign-in-throttle.e2e-spec.ts) turn it on with the value they exercise.
       SignInThrottle: '0',
+      // Test files (and other runs) share one Redis: each deployment, i.e. each database, gets its own
+      // channels, so a logout of user 1 in one file never closes a stream of user 1 in another.
+      RedisChannelPrefix: `${db.name}:`,
       ...options.env,
     }),
   );

@@ -44,6 +44,12 @@ export const FAILURE_REASONS = [
 /** FailureTypeId 4: how a forced password change is asked for, not an attack (see grid-page.js). */
 export const PASSWORD_CHANGE_REQUESTED = 4;
 
+/** What a reason means where its short name does not say it (shown under it in the grid). */
+export const FAILURE_NOTES = {
+  4: 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).',
+  12: 'Too many failed sign-ins from this address recently (SignInThrottle): refused without checking the password.',
+};
+
 // Column kinds: date, text, number (with `unit: 'µs'` for durations shown in ms/s/min), guid (a
 // short form with the full value on hover), outcome (UserLogin's Failed flag). `optional` columns
 // start hidden (the Columns menu shows them); `wide` text is cut to one line with the full text on hover.
