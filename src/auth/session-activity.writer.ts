@@ -9,6 +9,8 @@ import type { OpenSession } from './user-state.reader';
 export const LAST_SEEN_PERIOD_MS = 60_000;
 /** Sessions noted between two flushes; beyond it a use is skipped (its next request notes it again). */
 export const LAST_SEEN_MEMORY = 10_000;
+/** The scheduler registry's name of the write job. */
+export const SESSION_ACTIVITY_JOB = 'session-activity-write';
 
 /**
  * Records when each session was last seen without touching the request path. The guard already reads
@@ -38,7 +40,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
     this.pending.set(session.id, now);
   }
 
-  @Interval(1_000)
+  @Interval(SESSION_ACTIVITY_JOB, 1_000)
   async flushScheduled(): Promise<void> {
     await this.flush();
   }
