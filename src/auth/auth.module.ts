@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { UsersModule } from '../users/users.module';
+import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
@@ -17,7 +17,7 @@ import { UserStateReader } from './user-state.reader';
 @Global()
 @Module({
   // The guard's per-request read lives in the UserRegistry repository.
-  imports: [UsersModule],
+  imports: [RegistryTablesModule],
   providers: [
     TokenService,
     SessionCookies,

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { RegistryTablesModule } from '../users/registry-tables.module';
 import { LogoutController } from './logout.controller';
 import { LogoutService } from './logout.service';
 import { RevokeTokensController } from './revoke-tokens.controller';
@@ -18,7 +19,7 @@ import { UserSessions } from './user-sessions.service';
  * revocation, logout, the streams cut with them, and the purge of ended rows.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([UserSession])],
+  imports: [TypeOrmModule.forFeature([UserSession]), RegistryTablesModule],
   controllers: [SessionController, OwnSessionsController, UserSessionsController, LogoutController, RevokeTokensController, StreamController],
   providers: [
     UserSessionRepository,
