@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
+import { SessionTablesModule } from '../sessions/session-tables.module';
 import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
@@ -16,8 +17,8 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
-  // The guard's per-request read lives in the UserRegistry repository.
-  imports: [RegistryTablesModule],
+  // The guard's per-request read lives in the UserRegistry repository; LastSeenDate in UserSession's.
+  imports: [RegistryTablesModule, SessionTablesModule],
   providers: [
     TokenService,
     SessionCookies,
