@@ -1,8 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { UserSessionRepository } from '../sessions/user-session.repository';
 import type { OpenSession } from './user-state.reader';
 
 /** A session's LastSeenDate is written at most this often (contract 14). */
@@ -28,7 +27,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
   private flushing: Promise<void> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: UserSessionRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -64,12 +63,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
     const ids = [...batch.keys()];
     const seen = ids.map((id) => new Date(batch.get(id)!));
     try {
-      await this.dataSource.query(
-        `UPDATE "UserSession" s SET "LastSeenDate" = u.seen
-           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, seen)
-          WHERE s."Id" = u.id AND s."EndedDate" IS NULL AND s."LastSeenDate" <= u.seen - make_interval(secs => $3)`,
-        [ids, seen, LAST_SEEN_PERIOD_MS / 1000],
-      );
+      await this.sessions.recordLastSeen(ids, seen, LAST_SEEN_PERIOD_MS);
     } catch (error) {
       this.logger.warn(`could not record when ${ids.length} sessions were last seen: ${(error as Error).message}`);
     }
