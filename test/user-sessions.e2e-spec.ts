@@ -194,6 +194,15 @@ describe('active sessions (contract 14)', () => {
     const [registry] = await t.db.query<{ TokensValidFrom: Date | null }>(`SELECT "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1`, [user.id]);
     expect(registry.TokensValidFrom).toBeNull();
 
+    // The audit read names the reason, and filters by it.
+    const audit = await admin.get(`/api/UserLogout?reasonId=4&search=two-places`);
+    expect(audit.status).toBe(200);
+    expect(audit.json.rows).toEqual([
+      expect.objectContaining({ reasonId: 4, reason: 'One session was ended', outcome: 'Revoked', cutByUser: 'two-places', createdUser: 'two-places' }),
+    ]);
+    expect((await admin.get(`/api/UserLogout?reasonId=1&search=two-places`)).json.rows).toEqual([]);
+    expect((await admin.get(`/api/UserLogout?reasonId=5`)).status).toBe(400);
+
     // Ending it again: it is no longer among the open sessions.
     expect((await second.browser.delete(`${SESSIONS}/${first.sid}`)).status).toBe(404);
     expect(await logoutRows(user.id)).toHaveLength(1);

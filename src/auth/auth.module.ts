@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { UsersModule } from '../users/users.module';
+import { SessionTablesModule } from '../sessions/session-tables.module';
+import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
@@ -16,8 +17,8 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
-  // The guard's per-request read lives in the UserRegistry repository.
-  imports: [UsersModule],
+  // The guard's per-request read lives in the UserRegistry repository; LastSeenDate in UserSession's.
+  imports: [RegistryTablesModule, SessionTablesModule],
   providers: [
     TokenService,
     SessionCookies,

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
@@ -15,6 +16,9 @@ export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceCha
 
 /** A comment line every 15 s keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
+/** The scheduler registry's names of the two stream jobs. */
+export const STREAM_HEARTBEAT_JOB = 'stream-heartbeat';
+export const STREAM_RECHECK_JOB = 'stream-recheck';
 
 interface OpenStream {
   id: number;
@@ -45,7 +49,6 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Streams');
   private readonly streams = new Set<OpenStream>();
   private readonly stops: Array<() => void> = [];
-  private timers: NodeJS.Timeout[] = [];
   private nextId = 1;
   private rechecking: Promise<void> | null = null;
 
@@ -56,6 +59,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly users: UserStateReader,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly scheduler: SchedulerRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -73,14 +77,16 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       this.revocation.onEndedHere(onEnded),
       () => this.activeKeys.events.off('removed', onRemoved),
     );
-    this.timers = [
-      setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref(),
-      setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref(),
-    ];
+    // Named intervals in the scheduler registry (the recheck period is a setting, so no @Interval or
+    // @Cron decorator can carry it); ScheduleModule clears them on shutdown if this has not.
+    this.scheduler.addInterval(STREAM_HEARTBEAT_JOB, setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref());
+    this.scheduler.addInterval(STREAM_RECHECK_JOB, setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref());
   }
 
   onModuleDestroy(): void {
-    for (const timer of this.timers) clearInterval(timer);
+    for (const job of [STREAM_HEARTBEAT_JOB, STREAM_RECHECK_JOB]) {
+      if (this.scheduler.doesExist('interval', job)) this.scheduler.deleteInterval(job);
+    }
     for (const stop of this.stops.splice(0)) stop();
     // Open responses would keep the HTTP server from closing.
     for (const stream of [...this.streams]) this.close(stream, 'the service is stopping');
