@@ -126,12 +126,13 @@ export class BinaryCopy {
     }
     const row = this.row;
     row.buffer = chunk;
+    // Lengths are read byte by byte: on every field of every row, this beats Buffer's checked readers.
     while (at < chunk.length) {
-      const count = chunk.readInt16BE(at);
+      const count = (chunk[at] << 8) | chunk[at + 1];
       at += 2;
-      if (count === -1) return; // trailer
+      if (count === 0xffff) return; // trailer (-1)
       for (let i = 0; i < count; i++) {
-        const length = chunk.readInt32BE(at);
+        const length = (chunk[at] << 24) | (chunk[at + 1] << 16) | (chunk[at + 2] << 8) | chunk[at + 3];
         at += 4;
         row.starts[i] = at;
         row.lengths[i] = length;
