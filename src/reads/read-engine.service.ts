@@ -30,6 +30,15 @@ export const EXPORT_BATCH = 2000;
 /** Bytes of answer gathered before they are handed to the socket. */
 const FLUSH_BYTES = 64 * 1024;
 const TWO_POW_63 = 1n << 63n;
+/**
+ * Up to this many rows in the window (and filters), a search on a table's search text scans the window
+ * by its date index and matches each row (≈ 0.4 µs a row, and flat however long the table's history);
+ * beyond it the trigram index on the search text may be used instead, chosen by the planner.
+ */
+const WINDOW_SEARCH_ROWS = 200_000;
+
+/** How a search is written: matched row by row in the window, or open to the trigram index. */
+type SearchForm = 'window' | 'indexed';
 /** Custom setting class that carries a read's parameters into a COPY statement. */
 const SETTING_CLASS = 'tm_read';
 
@@ -39,11 +48,12 @@ const SETTING_CLASS = 'tm_read';
  * `current_setting('tm_read.sK_n')::type`: no caller value is ever part of SQL text.
  */
 class Params {
-  readonly values: { value: unknown; type: string }[] = [];
+  readonly values: { value: unknown; type: string; lowered: boolean }[] = [];
   constructor(private readonly prefix: string) {}
 
-  add(value: unknown, type: string): string {
-    this.values.push({ value, type });
+  /** `lowered`: PostgreSQL's lower() is applied to the text when it is set (the same lower() as ILIKE's). */
+  add(value: unknown, type: string, lowered = false): string {
+    this.values.push({ value, type, lowered });
     return `current_setting('${this.name(this.values.length)}')::${type}`;
   }
 
@@ -81,7 +91,10 @@ class ReadSession {
 
   async bind(params: Params): Promise<void> {
     if (params.values.length === 0) return;
-    const sets = params.values.map(({ type }, i) => `set_config('${params.name(i + 1)}', $${i + 1}::${type}::text, false)`);
+    const sets = params.values.map(({ type, lowered }, i) => {
+      const text = `$${i + 1}::${type}::text`;
+      return `set_config('${params.name(i + 1)}', ${lowered ? `lower(${text})` : text}, false)`;
+    });
     await this.client.query(`SELECT ${sets.join(', ')}`, params.values.map((v) => v.value));
     this.bound = Math.max(this.bound, params.values.length);
   }
@@ -98,6 +111,8 @@ class ReadSession {
 interface Statement {
   /** `FROM "T" t WHERE …` over the filtered, sampled set. */
   from: string;
+  /** `FROM "T" t WHERE …` of the window, access and filters alone (no search, no sample). */
+  scope: string;
   /** Output select list: the row members in order (dates as timestamptz, formatted while streaming). */
   outputs: string;
   /** ORDER BY list of the rows. */
@@ -210,9 +225,14 @@ export class ReadEngine {
   async streamJson(table: ReadTable, query: ReadQuery, principal: Principal, answer: AnswerStream): Promise<void> {
     const seed = this.seed();
     await this.session(async (session) => {
-      const s = this.statement(table, query, principal, session.params(), seed, null);
-      const sql = copyOf(this.jsonSql(table, query, s));
+      let s = this.statement(table, query, principal, session.params(), seed, null);
+      let sql = copyOf(this.jsonSql(table, query, s));
       await session.bind(s.params);
+      if ((await this.searchForm(session, table, query, s)) === 'indexed') {
+        // Same values in the same order: the settings just bound serve this text too.
+        s = this.statement(table, query, principal, session.params(), seed, null, 'indexed');
+        sql = copyOf(this.jsonSql(table, query, s));
+      }
       const codecs = await this.columnCodecs(table, session, s);
       const keys = memberKeys(table);
       const out = new ByteWriter();
@@ -289,6 +309,7 @@ export class ReadEngine {
     const idIndex = table.columns.findIndex((c) => c.sql === 't."Id"');
     if (idIndex < 0) throw new Error(`${table.table}: a read needs its Id among the columns`);
     let after: Keyset | null = null;
+    let form: SearchForm | null = null;
     let emitted = 0;
     const start = () => {
       answer.start('text/csv; charset=utf-8', { 'Content-Disposition': `attachment; filename="${fileName}.csv"` });
@@ -297,9 +318,18 @@ export class ReadEngine {
     while (emitted < query.take) {
       const limit = Math.min(EXPORT_BATCH, query.take - emitted);
       const batch = await this.session(async (session) => {
-        const s = this.statement(table, query, principal, session.params(), seed, after);
-        const sql = copyOf(`SELECT ${s.outputs} ${s.from} ORDER BY ${s.order} LIMIT ${s.params.add(limit, 'int')}`);
+        const batchSql = (st: Statement) => copyOf(`SELECT ${st.outputs} ${st.from} ORDER BY ${st.order} LIMIT ${st.params.add(limit, 'int')}`);
+        let s = this.statement(table, query, principal, session.params(), seed, after, form ?? 'window');
+        let sql = batchSql(s);
         await session.bind(s.params);
+        if (form === null) {
+          // Decided once, on the first batch, for the whole export.
+          form = await this.searchForm(session, table, query, s);
+          if (form === 'indexed') {
+            s = this.statement(table, query, principal, session.params(), seed, after, form);
+            sql = batchSql(s);
+          }
+        }
         const codecs = await this.columnCodecs(table, session, s);
         const out = new ByteWriter();
         let rows = 0;
@@ -337,9 +367,14 @@ export class ReadEngine {
    */
   async explain(table: ReadTable, query: ReadQuery, principal: Principal): Promise<string> {
     return this.session(async (session) => {
-      const s = this.statement(table, query, principal, session.params(), this.seed(), null);
-      const sql = this.jsonSql(table, query, s);
+      const seed = this.seed();
+      let s = this.statement(table, query, principal, session.params(), seed, null);
+      let sql = this.jsonSql(table, query, s);
       await session.bind(s.params);
+      if ((await this.searchForm(session, table, query, s)) === 'indexed') {
+        s = this.statement(table, query, principal, session.params(), seed, null, 'indexed');
+        sql = this.jsonSql(table, query, s);
+      }
       const result = await session.client.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${sql}`);
       return result.rows.map((r) => r['QUERY PLAN']).join('\n');
     });
@@ -431,6 +466,20 @@ export class ReadEngine {
     return String(randomInt(0, 2 ** 47));
   }
 
+  /**
+   * How to write a search on a table's search text: row by row in the window when the window holds
+   * at most WINDOW_SEARCH_ROWS rows (counted by the date index, stopping there), else open to the
+   * trigram index. Left to itself the planner takes the trigram index whenever it expects few
+   * matches, and for a common substring that reads matches from the whole history, not the window.
+   */
+  private async searchForm(session: ReadSession, table: ReadTable, query: ReadQuery, s: Statement): Promise<SearchForm> {
+    if (query.search === null || !table.searchText || table.searchColumns.length === 0) return 'window';
+    const result = await session.client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 ${s.scope} LIMIT ${WINDOW_SEARCH_ROWS + 1}) w`,
+    );
+    return result.rows[0].n > WINDOW_SEARCH_ROWS ? 'indexed' : 'window';
+  }
+
   /** The member the rows are ordered by: the sortField's column, or the date column by default. */
   private sortColumnIndex(table: ReadTable, query: ReadQuery): number {
     const field = query.sortField?.toLowerCase();
@@ -442,7 +491,15 @@ export class ReadEngine {
   }
 
   /** The filtered, sampled FROM/WHERE (resuming after `after` for an export batch), the output list and the order of a read. */
-  private statement(table: ReadTable, query: ReadQuery, principal: Principal, p: Params, seed: string, after: Keyset | null): Statement {
+  private statement(
+    table: ReadTable,
+    query: ReadQuery,
+    principal: Principal,
+    p: Params,
+    seed: string,
+    after: Keyset | null,
+    searchForm: SearchForm = 'window',
+  ): Statement {
     const where: string[] = [
       `t."${table.dateColumn}" >= ${p.add(query.from.toISOString(), 'timestamptz')}`,
       `t."${table.dateColumn}" <= ${p.add(query.to.toISOString(), 'timestamptz')}`,
@@ -458,9 +515,21 @@ export class ReadEngine {
     for (const filter of query.filters) {
       where.push(`${filter.sql} = ${p.add(filter.value, casts[filter.type])}`);
     }
+    const scope = [...where];
     if (query.search !== null && table.searchColumns.length > 0) {
-      const pattern = p.add(`%${escapeLike(query.search)}%`, 'text');
-      const matches = table.searchColumns.map((c) => `${c} ILIKE ${pattern}`);
+      const matches: string[] = [];
+      if (!table.searchText) {
+        const pattern = p.add(`%${escapeLike(query.search)}%`, 'text');
+        matches.push(...table.searchColumns.map((c) => `${c} ILIKE ${pattern}`));
+      } else if (query.search.includes('\u001f')) {
+        // The separator of the search text: nothing stored contains it, and a search for it must not
+        // match across two columns.
+        matches.push('false');
+      } else {
+        const pattern = p.add(`%${escapeLike(query.search)}%`, 'text', true);
+        // coalesce() hides the column from its trigram index, so the window's date index is used.
+        matches.push(`${searchForm === 'indexed' ? table.searchText : `coalesce(${table.searchText}, '')`} LIKE ${pattern}`);
+      }
       for (const name of table.searchLookups ?? []) {
         const codes = searchedCodes(table, name, query.search);
         if (codes.length > 0) matches.push(`t."${table.columns.find((c) => c.name === name)!.lookup!.code}" = ANY(${p.add(codes, 'int[]')})`);
@@ -507,7 +576,14 @@ export class ReadEngine {
       }
     }
 
-    return { from: `FROM "${table.table}" t WHERE ${where.join(' AND ')}`, outputs: outputs.join(', '), order, expressions, params: p };
+    return {
+      from: `FROM "${table.table}" t WHERE ${where.join(' AND ')}`,
+      scope: `FROM "${table.table}" t WHERE ${scope.join(' AND ')}`,
+      outputs: outputs.join(', '),
+      order,
+      expressions,
+      params: p,
+    };
   }
 
   private expression(column: ReadColumn, p: Params): string {
