@@ -26,6 +26,8 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || 9);
 const PER_HOUR = Number(process.env.BENCH_ROWS_PER_HOUR || 1_000_000 / 14);
 const TENANT_PASSWORD = 'Tenant-Bench-Passw0rd!';
 const ms = (x) => `${x.toFixed(1)} ms`;
+/** A checkout whose dist/ is measured (BENCH_ROOT: another build, e.g. the code before a change). */
+const ROOT = process.env.BENCH_ROOT || join(__dirname, '..');
 
 /** Inserts rows numbered [from, to) of both tables; row g is g / PER_HOUR hours old. Indexes are rebuilt around big inserts. */
 async function grow(pool, from, to) {
@@ -83,17 +85,16 @@ async function main() {
   let service;
   let app;
   try {
-    service = await startService({ ConnectionString: db.url }, 45_000 + Math.floor(Math.random() * 1000));
-    const { token } = await signInAdministrator(service.url);
+    service = await startService({ ConnectionString: db.url }, 45_000 + Math.floor(Math.random() * 1000), ROOT);
 
     // A tenant administrator of tenant 2 (permission 35), for the tenant-scoped audit read.
-    const { createApp } = require('../dist/bootstrap');
-    const { loadSettings } = require('../dist/config/settings');
-    const { resolveSecrets } = require('../dist/config/secrets');
-    const { ReadEngine } = require('../dist/reads/read-engine.service');
-    const { parseReadQuery } = require('../dist/reads/read-query');
-    const { ARCHIVER_WARNING_TABLE } = require('../dist/telemetry/telemetry.tables');
-    const { USER_LOGIN_TABLE } = require('../dist/audit/audit.tables');
+    const { createApp } = require(join(ROOT, 'dist/bootstrap'));
+    const { loadSettings } = require(join(ROOT, 'dist/config/settings'));
+    const { resolveSecrets } = require(join(ROOT, 'dist/config/secrets'));
+    const { ReadEngine } = require(join(ROOT, 'dist/reads/read-engine.service'));
+    const { parseReadQuery } = require(join(ROOT, 'dist/reads/read-query'));
+    const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
+    const { USER_LOGIN_TABLE } = require(join(ROOT, 'dist/audit/audit.tables'));
     app = await createApp(
       resolveSecrets(
         loadSettings({
@@ -117,15 +118,21 @@ async function main() {
        VALUES ($1, 'tenant-auditor', $2, now(), now() + interval '90 days', true, false, now(), 'bench')`,
       [role, await argon2.hash(TENANT_PASSWORD, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 })],
     );
-    const tenantToken = (
-      await (
-        await fetch(`${service.url}/api/Authentication/ByUserNamePassword`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ userName: 'tenant-auditor', password: TENANT_PASSWORD }),
-        })
-      ).json()
-    ).token;
+    // Tokens expire while the tables grow: sign in again before each measurement.
+    let token;
+    let tenantToken;
+    const signIn = async () => {
+      token = (await signInAdministrator(service.url)).token;
+      tenantToken = (
+        await (
+          await fetch(`${service.url}/api/Authentication/ByUserNamePassword`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ userName: 'tenant-auditor', password: TENANT_PASSWORD }),
+          })
+        ).json()
+      ).token;
+    };
     const tenantPrincipal = { landlord: false, tenantRegistryId: Number(tenantId), userRegistryId: 0, permissions: [35] };
     const landlord = { landlord: true, tenantRegistryId: 1, userRegistryId: 1, permissions: [] };
 
@@ -189,6 +196,7 @@ async function main() {
             await pool.query(`VACUUM ANALYZE "UserLogin"`);
           }
         }
+        await signIn();
         const samples = new Map(targets.map(([name]) => [name, []]));
         const totals = new Map();
         for (let round = -2; round < ROUNDS; round++) {
@@ -208,7 +216,7 @@ async function main() {
           const query = parseReadQuery(table, raw, Date.now(), undefined);
           plans.push(`### ${name}\n${await engine.explain(table, query, principal)}\n`);
         }
-        const file = join(__dirname, `plans-${size}-${phase.startsWith('after') ? 'autovacuumed' : 'fresh'}.txt`);
+        const file = join(__dirname, `plans-${process.env.BENCH_LABEL ? `${process.env.BENCH_LABEL}-` : ''}${size}-${phase.startsWith('after') ? 'autovacuumed' : 'fresh'}.txt`);
         writeFileSync(file, `EXPLAIN (ANALYZE, BUFFERS), ${size.toLocaleString()} rows per table, ${phase}\n\n${plans.join('\n')}`);
         console.log(`plans: ${file}`);
       }
