@@ -9,6 +9,7 @@ import { AppLogger } from './common/app-logger';
 import { refuseDeepJson, refuseNonJsonBodies } from './common/body-rules';
 import { Clock } from './common/clock';
 import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
+import { isDatabaseUnavailable } from './database/deadlines';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
 import { OAUTH_CALLBACK_PATH } from './login/oauth.service';
@@ -69,7 +70,8 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
   app.use(refuseDeepJson);
   app.use(cookieParser());
   app.use(csrfOriginCheck(settings.csrfOriginCheck));
-  app.useGlobalFilters(new ProblemFilter());
+  // A database that cannot be reached in time is a 503 for any route, never a 500.
+  app.useGlobalFilters(new ProblemFilter(isDatabaseUnavailable));
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,

@@ -3,6 +3,7 @@ import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { dirname, join } from 'node:path';
 import { Authenticator } from './auth/authenticator.service';
+import { SlidingRefresh } from './auth/sliding-refresh';
 import { sendProblem, toProblem } from './common/problem';
 import { setSecurityHeaders } from './web/html';
 
@@ -41,9 +42,12 @@ const EXPLORER_HTML = `<!doctype html>
  */
 export function setupExplorer(app: NestExpressApplication): void {
   const authenticator = app.get(Authenticator);
+  const refresh = app.get(SlidingRefresh);
   const gate = async (req: Request, res: Response, next: NextFunction) => {
     try {
-      if (await authenticator.tryAuthenticate(req, res)) {
+      const principal = await authenticator.tryAuthenticate(req);
+      if (principal) {
+        refresh.renew(req, res, principal);
         setSecurityHeaders(res);
         return next();
       }

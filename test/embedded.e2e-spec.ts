@@ -2,7 +2,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Pool } from 'pg';
+import { Client, ClientConfig, Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
@@ -170,6 +170,20 @@ describe('embedded PostgreSQL', () => {
       const clients = (pool as unknown as { _clients: { connection: { stream: { destroy(): void } } }[] })._clients;
       for (const client of [...clients]) client.connection.stream.destroy();
       await waitUntil('the pool dropped the destroyed connections', () => pool.totalCount === 0);
+      await everyRequestAnswers();
+    });
+
+    it('closes a connection that sends a malformed message, in the middle of a transaction, and rolls it back', async () => {
+      const raw = new Client({ connectionString: embedded.connectionString, stream: embedded.stream } as ClientConfig);
+      await raw.connect();
+      raw.on('error', () => undefined);
+      const closed = new Promise<void>((resolve) => raw.once('end', () => resolve()));
+      await raw.query('BEGIN');
+      await raw.query(`UPDATE "UserRegistry" SET "Active" = false WHERE "Name" = 'embedded-analyst'`);
+      // A message whose length field is impossible (2 < 4).
+      (raw as unknown as { connection: { stream: { write(b: Buffer): void } } }).connection.stream.write(Buffer.from([0x51, 0, 0, 0, 2]));
+      await closed;
+      // The deactivation was never committed: the analyst still works, and so does everyone else.
       await everyRequestAnswers();
     });
 

@@ -137,8 +137,9 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
     await eventually(async () => (await session(b, key.apiKey)).status === 200, 'node B accepts the key');
     const onB = await openStream(`${b.url}/api/Watcher/Stream`, { 'x-api-key': key.apiKey });
     await onB.waitFor((text) => text.length > 0);
-    await a.app.get(Bus).publish(CHANNELS.watcher, 'from node A');
-    await onB.waitFor((text) => text.includes('data: from node A'));
+    // Tagged with the user's tenant: untagged Watcher messages reach landlord streams only (contract 13).
+    await a.app.get(Bus).publish(CHANNELS.watcher, JSON.stringify({ tenantRegistryId: user.tenantRegistryId, text: 'from node A' }));
+    await onB.waitFor((text) => text.includes('from node A'));
     onB.abort();
   });
 

@@ -68,6 +68,8 @@ describe('API behind the administration pages', () => {
       expect((await rows('failureTypeId=5&search=ana')).total).toBe(2);
       expect((await rows('failureTypeId=5&failed=false')).total).toBe(0);
       expect((await rows('failureTypeId=4')).rows.map((r) => r.createdUser)).toEqual(['starter']);
+      // Every reason of the list is accepted, the throttling one (contract 13) included.
+      expect((await rows('failureTypeId=12')).total).toBe(0);
       // A tenant administrator still sees only its own tenant; the unknown name is the landlord's to see.
       const south = await signIn('south.admin');
       expect((await rows('failureTypeId=1', south)).total).toBe(0);
@@ -91,7 +93,7 @@ describe('API behind the administration pages', () => {
         ['failed=yes', 'failed', 'failed must be true or false.'],
         ['failed=1', 'failed', 'failed must be true or false.'],
         ['failureTypeId=abc', 'failureTypeId', 'failureTypeId must be a whole number.'],
-        ['failureTypeId=99', 'failureTypeId', /^failureTypeId must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11/],
+        ['failureTypeId=99', 'failureTypeId', /^failureTypeId must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12\.$/],
         ['failureTypeId=0', 'failureTypeId', /^failureTypeId must be one of/],
         ['failureTypeId=5&failureTypeId=6', 'failureTypeId', 'failureTypeId must be given once.'],
       ] as const) {

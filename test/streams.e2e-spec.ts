@@ -21,18 +21,24 @@ describe('streams (contract 11)', () => {
 
   const cookieOf = (browser: Browser) => [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 
-  async function signIn(name: string, extra: Parameters<typeof insertUser>[1] = { name }): Promise<{ browser: Browser; id: number }> {
+  async function signIn(
+    name: string,
+    extra: Parameters<typeof insertUser>[1] = { name },
+  ): Promise<{ browser: Browser; id: number; tenantRegistryId: number }> {
     const user = await insertUser(t, { password: STRONG, ...extra, name });
     const browser = new Browser(t.url);
     expect((await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password: STRONG })).status).toBe(200);
     t.clock.advance(1000);
-    return { browser, id: user.id };
+    return { browser, id: user.id, tenantRegistryId: user.tenantRegistryId };
   }
+  /** A Watcher message for the streams of one tenant (contract 13: untagged ones reach landlords only). */
+  const forTenant = (tenantRegistryId: number, text: string) => JSON.stringify({ tenantRegistryId, text });
 
   const watch = (headers: Record<string, string>, path = '/api/Watcher/Stream') => openStream(`${t.url}${path}`, headers);
 
   it('relays the Watcher and ServiceChange channels as text/event-stream, with comment heartbeats', async () => {
-    const { browser } = await signIn('watcher');
+    // A landlord: it may read every registry change, and every Watcher message.
+    const { browser } = await signIn('watcher', { name: 'watcher', landlord: true });
     const watcher = await watch({ cookie: cookieOf(browser) });
     const changes = await watch({ cookie: cookieOf(browser) }, '/api/ServiceChange/Stream');
     expect(watcher.status).toBe(200);
@@ -72,8 +78,8 @@ describe('streams (contract 11)', () => {
     expect((await leaving.browser.post('/api/Authentication/Logout')).status).toBe(200);
     await a.ended;
     await b.ended;
-    await t.app.get(Bus).publish(CHANNELS.watcher, 'still here');
-    await other.waitFor((text) => text.includes('data: still here'));
+    await t.app.get(Bus).publish(CHANNELS.watcher, forTenant(staying.tenantRegistryId, 'still here'));
+    await other.waitFor((text) => text.includes('still here'));
     expect(other.isEnded()).toBe(false);
     other.abort();
   });
@@ -109,7 +115,7 @@ describe('streams (contract 11)', () => {
 
   it('an API-key stream outlives logout and RevokeTokens of its user, and ends with its key or its user', async () => {
     ({ browser: admin } = await signInAdministrator(t)); // the previous test aged every session
-    const { browser, id } = await signIn('stream-key');
+    const { browser, id, tenantRegistryId } = await signIn('stream-key');
     const key = await createKey(t, admin, id);
     const other = await createKey(t, admin, id);
     const byKey = await watch({ 'x-api-key': key.apiKey });
@@ -121,8 +127,8 @@ describe('streams (contract 11)', () => {
     t.clock.advance(t.settings.sessionAbsoluteLifetimeMs);
     await registry.recheck();
     ({ browser: admin } = await signInAdministrator(t));
-    await t.app.get(Bus).publish(CHANNELS.watcher, 'for keys');
-    await byKey.waitFor((text) => text.includes('data: for keys'));
+    await t.app.get(Bus).publish(CHANNELS.watcher, forTenant(tenantRegistryId, 'for keys'));
+    await byKey.waitFor((text) => text.includes('for keys'));
     expect(byKey.isEnded()).toBe(false);
 
     expect((await admin.delete(`/api/UserRegistry/${id}/ApiKey/${key.id}`)).status).toBe(204);

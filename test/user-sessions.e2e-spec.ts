@@ -194,6 +194,15 @@ describe('active sessions (contract 14)', () => {
     const [registry] = await t.db.query<{ TokensValidFrom: Date | null }>(`SELECT "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1`, [user.id]);
     expect(registry.TokensValidFrom).toBeNull();
 
+    // The audit read names the reason, and filters by it.
+    const audit = await admin.get(`/api/UserLogout?reasonId=4&search=two-places`);
+    expect(audit.status).toBe(200);
+    expect(audit.json.rows).toEqual([
+      expect.objectContaining({ reasonId: 4, reason: 'One session was ended', outcome: 'Revoked', cutByUser: 'two-places', createdUser: 'two-places' }),
+    ]);
+    expect((await admin.get(`/api/UserLogout?reasonId=1&search=two-places`)).json.rows).toEqual([]);
+    expect((await admin.get(`/api/UserLogout?reasonId=5`)).status).toBe(400);
+
     // Ending it again: it is no longer among the open sessions.
     expect((await second.browser.delete(`${SESSIONS}/${first.sid}`)).status).toBe(404);
     expect(await logoutRows(user.id)).toHaveLength(1);
@@ -473,7 +482,7 @@ describe('active sessions (contract 14)', () => {
 
   describe('streams of an ended session', () => {
     it('close within a second on this node; the user\'s other session keeps its stream', async () => {
-      await insertUser(t, { name: 'streamer', password: STRONG });
+      const { tenantRegistryId } = await insertUser(t, { name: 'streamer', password: STRONG });
       const one = await signIn('streamer');
       const two = await signIn('streamer');
       const streamOne = await openStream(`${t.url}/api/Watcher/Stream`, { cookie: cookieOf(one.browser) });
@@ -485,8 +494,9 @@ describe('active sessions (contract 14)', () => {
       expect((await two.browser.delete(`${SESSIONS}/${one.sid}`)).status).toBe(204);
       expect(await within(streamOne.ended, 1000)).toBe(true);
       expect(streamTwo.isEnded()).toBe(false);
-      await t.app.get(Bus).publish(CHANNELS.watcher, 'still here');
-      await streamTwo.waitFor((text) => text.includes('data: still here'));
+      // Tagged with the user's tenant: untagged Watcher messages reach landlord streams only (contract 13).
+      await t.app.get(Bus).publish(CHANNELS.watcher, JSON.stringify({ tenantRegistryId, text: 'still here' }));
+      await streamTwo.waitFor((text) => text.includes('still here'));
       streamTwo.abort();
     });
 

@@ -132,7 +132,7 @@ describe('administration pages in a browser', () => {
     await expect(page.locator('#content').innerText()).resolves.not.toMatch(/Performance|Logs|Tenants|Roles/);
     await screenshot(page, 'nora-home');
     await context.close();
-  });
+  }, 180_000);
 
   it('keyboard only through the Users page: the skip link, the list, a user, an action and its confirmation', async () => {
     await insertUser(t, { name: 'kim', password: STRONG });
@@ -250,6 +250,8 @@ describe('administration pages in a browser', () => {
     await admin.goto(`${t.url}/Administration/Security/UserLogin`);
     await ready(admin);
     await admin.selectOption('select[name="failed"]', 'true');
+    const offered = await admin.locator('select[name="failureTypeId"] option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    expect(offered).toEqual(['', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12']);
     await admin.selectOption('select[name="failureTypeId"]', { label: 'Password did not match' });
     await admin.click('#grid-toolbar button[type="submit"]');
     await admin.waitForURL(/failed=true&failureTypeId=5/);

@@ -9,6 +9,8 @@ import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users
 const STRONG = 'Corr3ct-Horse-Battery';
 const DESKTOP = 1366;
 const PHONE = 390;
+/** Walking every page twice is long on a busy machine: a generous deadline, not a timing assertion. */
+const WALK_TIMEOUT_MS = 600_000;
 const LONG_AGENT =
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86';
 
@@ -167,7 +169,7 @@ describe('every page at desktop and phone width', () => {
     const { context, page } = await session();
     await signInThroughPage(page, t.url, 'Administrator', ADMIN_PASSWORD);
     await walk('landlord', context, page, () => true);
-  });
+  }, WALK_TIMEOUT_MS);
 
   it('statistics: every figure readable at both widths, in ms, s or min with the exact microseconds on hover; an all-zero set says so', async () => {
     const { context, page } = await session();
@@ -208,7 +210,7 @@ describe('every page at desktop and phone width', () => {
       expect(await page.locator('.figures').count()).toBe(0);
     }
     await context.close();
-  });
+  }, WALK_TIMEOUT_MS);
 
   it('an ordinary tenant administrator: the pages it may open fit at both widths, the others refuse politely, the menu offers only its pages', async () => {
     const { context, page } = await session();
@@ -220,7 +222,7 @@ describe('every page at desktop and phone width', () => {
     expect(links).toBe('Home|Roles|Users|User Login|User Logout|Sessions|Change password|Sign out');
     const tenantPages = new Set(['/', '/Account/ChangePassword', '/Account/Logout', '/Account/Sessions', '/Administration/Security/Roles', '/Administration/Security/Users', '/Administration/Security/UserLogin', '/Administration/Security/UserLogout']);
     await walk('tenant', context, page, (path) => tenantPages.has(path));
-  });
+  }, WALK_TIMEOUT_MS);
 
   it('the sign-in and sign-out pages fit a phone too', async () => {
     const { context, page } = await session();

@@ -134,6 +134,14 @@ describe('active sessions in a browser', () => {
     // The administrator's own session is untouched.
     await admin.page.reload();
     await expect(admin.page.locator('#current-user').innerText()).resolves.toBe('Administrator');
+
+    // The User Logout page lists the end under its reason, which its Reason filter offers.
+    await admin.page.goto(`${t.url}/Administration/Security/UserLogout?reasonId=4&search=erin`);
+    await admin.page.locator('#grid-summary[data-state="ready"]').waitFor();
+    const row = admin.page.locator('#grid tbody tr', { hasText: 'erin' });
+    await expect(row.locator('td[data-label="Reason"]').innerText()).resolves.toBe('One session was ended');
+    await expect(row.locator('td[data-label="Cut by"]').innerText()).resolves.toBe('Administrator');
+    await expect(admin.page.locator('#grid-toolbar select[name="reasonId"] option:checked').innerText()).resolves.toBe('One session was ended');
   });
 
   it('no page raised a script error or a Content-Security-Policy refusal', () => {

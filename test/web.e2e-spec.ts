@@ -350,7 +350,7 @@ describe('web pages in a browser', () => {
       ['Performance/CaseCreationWarning', ['stageId', 'search']],
       ['Performance/CaptureQueueHealth', ['queueId']],
       ['Logs/ModelInvokeWarning', ['search']],
-      ['Security/UserLogout', ['search']],
+      ['Security/UserLogout', ['search', 'reasonId']],
       ['Security/UserLogin', ['search', 'failed', 'failureTypeId']],
     ];
     for (const [path, filters] of pages) {

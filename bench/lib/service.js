@@ -159,4 +159,4 @@ function printTable(title, rows) {
   console.table(rows);
 }
 
-module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, JWT_KEY, API_HMAC_KEY };
+module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, processCpuMs, JWT_KEY, API_HMAC_KEY };

@@ -85,7 +85,7 @@ export class ActiveApiKeyValidator extends ApiKeyValidator implements OnModuleDe
       return state;
     } catch (error) {
       this.owners.delete(userRegistryId);
-      this.logger.error(`user row read failed for API key ${display}, refusing: ${(error as Error).message}`);
+      this.logger.warn(`user row read failed for an API key, refusing the request: ${(error as Error).message}`);
       throw serviceUnavailable();
     }
   }

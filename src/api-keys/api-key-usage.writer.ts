@@ -1,15 +1,17 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
+import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /** A key's LastUsedDate is written at most this often (contract 5). */
 export const LAST_USED_PERIOD_MS = 60_000;
+/** The scheduler registry's name of the write job. */
+export const API_KEY_USAGE_JOB = 'api-key-usage-write';
 
 /**
  * Records when each API key was last used without touching the request path: a request only notes
- * the use in memory (at most once a minute per key), and a periodic flush writes the noted uses in
- * one statement. A failed flush keeps its uses for the next one.
+ * the use in memory (at most once a minute per key), and a flush once a minute writes the noted uses
+ * in one statement. A failed flush keeps its uses for the next one.
  */
 @Injectable()
 export class ApiKeyUsageWriter implements OnApplicationShutdown {
@@ -33,7 +35,8 @@ export class ApiKeyUsageWriter implements OnApplicationShutdown {
     this.pending.set(keyId, new Date(now));
   }
 
-  @Interval(1_000)
+  /** Once a minute, on the minute: the uses noted since the previous write. */
+  @Cron(CronExpression.EVERY_MINUTE, { name: API_KEY_USAGE_JOB, waitForCompletion: true })
   async flushScheduled(): Promise<void> {
     await this.flush();
   }

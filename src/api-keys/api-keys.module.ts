@@ -7,7 +7,6 @@ import { ActiveApiKeys } from './active-api-keys';
 import { ApiKeyUsageWriter } from './api-key-usage.writer';
 import { ApiKeysController } from './api-keys.controller';
 import { ApiKeys } from './api-keys.service';
-import { TargetUsers } from '../users/target-users';
 import { UserRegistryApiKey } from './user-registry-api-key.entity';
 import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
@@ -27,10 +26,7 @@ import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository
     ActiveApiKeyValidator,
     { provide: ApiKeyValidator, useExisting: ActiveApiKeyValidator },
     ApiKeys,
-    // users/ owns it; provided by this global module because sessions/ needs it too and UsersModule
-    // imports SessionsModule (a cycle otherwise).
-    TargetUsers,
   ],
-  exports: [ApiKeyValidator, ActiveApiKeys, TargetUsers],
+  exports: [ApiKeyValidator, ActiveApiKeys],
 })
 export class ApiKeysModule {}

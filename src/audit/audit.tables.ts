@@ -60,7 +60,15 @@ export const USER_LOGOUT_TABLE: ReadTable = {
     col('CutByUser'),
     col('Message'),
   ],
-  filters: [],
+  filters: [
+    {
+      param: 'reasonId',
+      sql: 't."ReasonId"',
+      type: 'integer',
+      values: Object.keys(LOGOUT_REASON_NAMES).map(Number),
+      description: 'Rows of this ReasonId only (service.md 2.4; 4: one session ended, contract 14); any other value answers 400.',
+    },
+  ],
   searchColumns: ['t."CreatedUser"', 't."CutByUser"', 't."RemoteIp"', 't."UserAgent"', 't."Message"'],
   searchText: 't."SearchText"',
   searchLookups: ['reason', 'outcome'],

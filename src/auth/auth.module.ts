@@ -1,11 +1,13 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { UsersModule } from '../users/users.module';
+import { SessionTablesModule } from '../sessions/session-tables.module';
+import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { SessionActivityWriter } from './session-activity.writer';
+import { SlidingRefresh } from './sliding-refresh';
 import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
@@ -15,8 +17,8 @@ import { UserStateReader } from './user-state.reader';
  */
 @Global()
 @Module({
-  // The guard's per-request read lives in the UserRegistry repository.
-  imports: [UsersModule],
+  // The guard's per-request read lives in the UserRegistry repository; LastSeenDate in UserSession's.
+  imports: [RegistryTablesModule, SessionTablesModule],
   providers: [
     TokenService,
     SessionCookies,
@@ -24,8 +26,9 @@ import { UserStateReader } from './user-state.reader';
     SessionActivityWriter,
     JwtStrategy,
     Authenticator,
+    SlidingRefresh,
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator],
+  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtStrategy, SlidingRefresh],
 })
 export class AuthModule {}

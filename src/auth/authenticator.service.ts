@@ -1,12 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import { ProblemError, unauthorized } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { ApiKeyValidator } from './api-key.validator';
-import { JWT_COOKIE, SessionCookies } from './cookies';
+import { JWT_COOKIE } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { Principal } from './principal';
-import { TokenService } from './token.service';
 
 /** The credential a request presents, chosen exclusively: x-api-key, then bearer, then cookie. */
 export type PresentedCredential =
@@ -35,34 +34,26 @@ export class Authenticator {
   constructor(
     private readonly apiKeys: ApiKeyValidator,
     private readonly jwt: JwtStrategy,
-    private readonly tokens: TokenService,
-    private readonly cookies: SessionCookies,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
-  /** Authenticates or throws a problem (401, or 503 when the user row cannot be read). */
-  async authenticate(req: Request, res: Response): Promise<Principal> {
+  /**
+   * Authenticates or throws a problem (401, or 503 when the user row cannot be read). Nothing is
+   * written to the response: the sliding refresh is its own step (SlidingRefresh).
+   */
+  async authenticate(req: Request): Promise<Principal> {
     const credential = presentedCredential(req);
     if (!credential) throw unauthorized();
     if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value);
-    const principal = await this.jwt.authenticate(req, credential.value, credential.type);
+    const principal = await this.jwt.authenticate(credential.value, credential.type);
     principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
-    if (credential.type === 'Cookie') {
-      // Sliding refresh: a fresh 15-minute token that keeps the session and its start.
-      const issued = this.tokens.issue(
-        { id: principal.userRegistryId, name: principal.userName },
-        { id: principal.sessionId!, startMs: principal.sessionStartDate!.getTime() },
-      );
-      this.cookies.set(req, res, issued);
-      principal.expiration = issued.expiration;
-    }
     return principal;
   }
 
   /** Like authenticate, but answers null instead of throwing for a missing or invalid credential. */
-  async tryAuthenticate(req: Request, res: Response): Promise<Principal | null> {
+  async tryAuthenticate(req: Request): Promise<Principal | null> {
     try {
-      return await this.authenticate(req, res);
+      return await this.authenticate(req);
     } catch (error) {
       if (error instanceof ProblemError && error.status === 401) return null;
       throw error;

@@ -1,14 +1,15 @@
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { UserSessionRepository } from '../sessions/user-session.repository';
 import type { OpenSession } from './user-state.reader';
 
 /** A session's LastSeenDate is written at most this often (contract 14). */
 export const LAST_SEEN_PERIOD_MS = 60_000;
 /** Sessions noted between two flushes; beyond it a use is skipped (its next request notes it again). */
 export const LAST_SEEN_MEMORY = 10_000;
+/** The scheduler registry's name of the write job. */
+export const SESSION_ACTIVITY_JOB = 'session-activity-write';
 
 /**
  * Records when each session was last seen without touching the request path. The guard already reads
@@ -26,7 +27,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
   private flushing: Promise<void> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly sessions: UserSessionRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -38,7 +39,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
     this.pending.set(session.id, now);
   }
 
-  @Interval(1_000)
+  @Interval(SESSION_ACTIVITY_JOB, 1_000)
   async flushScheduled(): Promise<void> {
     await this.flush();
   }
@@ -62,12 +63,7 @@ export class SessionActivityWriter implements OnApplicationShutdown {
     const ids = [...batch.keys()];
     const seen = ids.map((id) => new Date(batch.get(id)!));
     try {
-      await this.dataSource.query(
-        `UPDATE "UserSession" s SET "LastSeenDate" = u.seen
-           FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, seen)
-          WHERE s."Id" = u.id AND s."EndedDate" IS NULL AND s."LastSeenDate" <= u.seen - make_interval(secs => $3)`,
-        [ids, seen, LAST_SEEN_PERIOD_MS / 1000],
-      );
+      await this.sessions.recordLastSeen(ids, seen, LAST_SEEN_PERIOD_MS);
     } catch (error) {
       this.logger.warn(`could not record when ${ids.length} sessions were last seen: ${(error as Error).message}`);
     }

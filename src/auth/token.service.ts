@@ -38,8 +38,9 @@ export interface IssuedToken {
 }
 
 /**
- * Issues and checks the service's own HS256 JWTs. The secret is a KeyObject: jsonwebtoken 9 spends
- * ~750 µs per verify on a string secret (it first tries it as a public key) and ~15 µs on a KeyObject.
+ * Issues the service's own HS256 JWTs and holds their claim rules (JwtStrategy verifies them). The
+ * secret is a KeyObject: jsonwebtoken 9 spends ~750 µs per verify on a string secret (it first tries it
+ * as a public key) and ~15 µs on a KeyObject.
  */
 @Injectable()
 export class TokenService {
@@ -50,17 +51,6 @@ export class TokenService {
     private readonly clock: Clock,
   ) {
     this.key = createSecretKey(Buffer.from(settings.jwtKey, 'utf8'));
-  }
-
-  /** Options for signature and claim checks; times are checked by `checkTimes` against the Clock. */
-  get verifyOptions(): jwt.VerifyOptions {
-    return {
-      algorithms: ['HS256'],
-      issuer: this.settings.jwtIssuer,
-      audience: this.settings.jwtAudience,
-      ignoreExpiration: true,
-      ignoreNotBefore: true,
-    };
   }
 
   /** Issues a token of `session` (a new sign-in's, or the one a refresh keeps). */
@@ -89,17 +79,10 @@ export class TokenService {
     };
   }
 
-  /** Verifies signature, algorithm, issuer, audience and times; null when any check fails. */
-  verify(token: string): SessionClaims | null {
-    try {
-      const payload = jwt.verify(token, this.key, this.verifyOptions) as unknown;
-      return this.checkClaims(payload);
-    } catch {
-      return null;
-    }
-  }
-
-  /** Shape and time checks of a signature-verified payload; null when they fail. */
+  /**
+   * Shape and time checks of a payload whose signature, issuer and audience JwtStrategy has verified
+   * (the one verification path); null when they fail. Times against the injected Clock.
+   */
   checkClaims(payload: unknown): SessionClaims | null {
     if (typeof payload !== 'object' || payload === null) return null;
     const p = payload as Partial<SessionClaims>;

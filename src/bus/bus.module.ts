@@ -12,7 +12,12 @@ import { RedisBus } from './redis.bus';
       provide: Bus,
       inject: [SETTINGS],
       useFactory: (settings: AppSettings): Bus =>
-        settings.redisConnectionString ? new RedisBus(settings.redisConnectionString) : new MemoryBus(),
+        settings.redisConnectionString
+          ? new RedisBus(settings.redisConnectionString, {
+              channelPrefix: settings.redisChannelPrefix,
+              commandTimeoutMs: settings.redisCommandTimeoutMs,
+            })
+          : new MemoryBus(),
     },
   ],
   exports: [Bus],

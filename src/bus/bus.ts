@@ -23,8 +23,17 @@ export type BusHandler = (message: string) => void;
 export abstract class Bus {
   readonly events = new EventEmitter();
 
-  /** Publishes; rejects when the message cannot be handed to the broker (never waits for a reconnect). */
+  /**
+   * Publishes. Never waits beyond the broker's command deadline: a message that cannot be handed to
+   * the broker now is kept (bounded) and published, in order, when the broker answers again, so it
+   * resolves either way. Receivers must be idempotent (a message may arrive twice, or late).
+   */
   abstract publish(channel: string, message: string): Promise<void>;
+
+  /** False while the broker cannot be reached (readiness); an in-process bus is always connected. */
+  get connected(): boolean {
+    return true;
+  }
 
   /** Subscribes; returns the function that unsubscribes. Handlers must not throw. */
   abstract subscribe(channel: string, handler: BusHandler): () => void;

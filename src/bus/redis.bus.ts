@@ -32,36 +32,101 @@ export function redisOptions(connectionString: string): { options: RedisOptions;
   return { options, endpoint: `${url.hostname}:${options.port}` };
 }
 
+export interface RedisBusOptions {
+  /** Prefix of every channel name (RedisChannelPrefix): deployments sharing one Redis stay apart. */
+  channelPrefix?: string;
+  /** Bound on one command (publish, heartbeat PING) and on connecting (RedisCommandTimeoutMilliseconds). */
+  commandTimeoutMs?: number;
+  /** Messages kept while Redis cannot be reached. */
+  outboxCapacity?: number;
+  /** Interval of the heartbeat PING on both connections. */
+  heartbeatMs?: number;
+}
+
+/** Messages kept for publication while Redis cannot be reached; beyond this the newest are dropped and counted. */
+export const OUTBOX_CAPACITY = 10_000;
+/** A PING on each connection this often finds a connection that is open but no longer answers. */
+export const HEARTBEAT_MS = 5_000;
+
+interface Outgoing {
+  channel: string;
+  message: string;
+}
+
 /**
- * Redis adapter: one connection publishes, one subscribes. The publisher has no offline queue, so a
- * publish while Redis is down fails at once instead of hanging a request; consumers fall back to
- * their periodic reloads.
+ * Redis adapter: one connection publishes, one subscribes.
+ *
+ * Every wait has a deadline. A refused Redis fails fast by itself; a stalled or partitioned one would
+ * not (the socket stays open, TCP keeps retrying), so connecting and every command are bounded, and a
+ * heartbeat PING on both connections reconnects a connection that stopped answering: the subscriber
+ * would otherwise wait silently for messages that never come. The publisher has no offline queue of
+ * its own; a message it cannot hand over in time goes to a bounded outbox, published in order when
+ * the publisher is ready again, and the request that published it never waits longer than one
+ * command deadline. Receivers have their own fallbacks meanwhile (reload every minute, re-check).
  */
 export class RedisBus extends Bus {
   private readonly logger = new Logger('RedisBus');
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
+  /** Handlers by channel name as this service knows it (without the prefix). */
   private readonly handlers = new Map<string, Set<BusHandler>>();
   private readonly endpoint: string;
+  private readonly prefix: string;
+  private readonly commandTimeoutMs: number;
+  private readonly outboxCapacity: number;
+  private readonly outbox: Outgoing[] = [];
+  /** Messages dropped because the outbox was full, since the start. */
+  private outboxDropped = 0;
+  private draining: Promise<void> | null = null;
+  private readonly heartbeat: NodeJS.Timeout;
+  /** A connection found unresponsive by a deadline is reconnected; this keeps the state until it is ready again. */
+  private readonly unresponsive = new Set<Redis>();
+  private closed = false;
 
-  constructor(connectionString: string) {
+  constructor(connectionString: string, options: RedisBusOptions = {}) {
     super();
-    const { options, endpoint } = redisOptions(connectionString);
+    const { options: target, endpoint } = redisOptions(connectionString);
     this.endpoint = endpoint;
+    this.prefix = options.channelPrefix ?? '';
+    this.commandTimeoutMs = options.commandTimeoutMs ?? 2_000;
+    this.outboxCapacity = options.outboxCapacity ?? OUTBOX_CAPACITY;
     const common: RedisOptions = {
-      ...options,
+      ...target,
       lazyConnect: false,
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(100 * times, 2000),
+      connectTimeout: this.commandTimeoutMs,
+      keepAlive: 10_000,
     };
-    this.publisher = new Redis({ ...common, enableOfflineQueue: false, connectionName: 'tm-publisher' });
+    this.publisher = new Redis({ ...common, enableOfflineQueue: false, commandTimeout: this.commandTimeoutMs, connectionName: 'tm-publisher' });
     this.subscriber = new Redis({ ...common, connectionName: 'tm-subscriber' });
     this.watch(this.publisher, 'publisher');
     this.watch(this.subscriber, 'subscriber');
     this.subscriber.on('message', (channel: string, message: string) => {
-      for (const handler of this.handlers.get(channel) ?? []) handler(message);
+      if (!channel.startsWith(this.prefix)) return;
+      for (const handler of this.handlers.get(channel.slice(this.prefix.length)) ?? []) handler(message);
     });
     this.subscriber.on('ready', () => this.events.emit('ready'));
+    this.publisher.on('ready', () => void this.drain());
+    this.heartbeat = setInterval(() => {
+      void this.ping(this.publisher, 'publisher');
+      void this.ping(this.subscriber, 'subscriber');
+    }, options.heartbeatMs ?? HEARTBEAT_MS);
+    this.heartbeat.unref();
+  }
+
+  override get connected(): boolean {
+    return (
+      this.publisher.status === 'ready' &&
+      this.subscriber.status === 'ready' &&
+      !this.unresponsive.has(this.publisher) &&
+      !this.unresponsive.has(this.subscriber)
+    );
+  }
+
+  /** Messages waiting in the outbox, and how many were dropped because it was full. */
+  get pending(): { queued: number; dropped: number } {
+    return { queued: this.outbox.length, dropped: this.outboxDropped };
   }
 
   private watch(client: Redis, role: string): void {
@@ -70,7 +135,10 @@ export class RedisBus extends Bus {
       this.events.emit('connection', event);
     };
     client.on('connect', () => emit('connect', role));
-    client.on('ready', () => emit('ready', role));
+    client.on('ready', () => {
+      this.unresponsive.delete(client);
+      emit('ready', role);
+    });
     client.on('close', () => emit('close', role));
     client.on('reconnecting', (delay: number) => emit('reconnecting', `${role} in ${delay} ms`));
     client.on('end', () => emit('end', role));
@@ -84,21 +152,110 @@ export class RedisBus extends Bus {
   }
 
   async publish(channel: string, message: string): Promise<void> {
-    await this.publisher.publish(channel, message);
+    const outgoing = { channel: this.prefix + channel, message };
+    // Behind messages already waiting (order), or while the publisher is known not to be ready: keep it.
+    if (this.outbox.length > 0 || !this.publisherReady()) {
+      this.keep(outgoing);
+      return;
+    }
+    try {
+      await this.publisher.publish(outgoing.channel, outgoing.message);
+    } catch (error) {
+      this.keep(outgoing);
+      this.suspect(this.publisher, 'publisher', error);
+    }
   }
 
   subscribe(channel: string, handler: BusHandler): () => void {
     let set = this.handlers.get(channel);
     if (!set) {
       this.handlers.set(channel, (set = new Set()));
-      this.subscriber.subscribe(channel).catch((error: Error) => this.logger.warn(`subscribe ${channel}: ${error.message}`));
+      this.subscriber
+        .subscribe(this.prefix + channel)
+        .catch((error: Error) => this.logger.warn(`subscribe ${this.prefix + channel}: ${error.message}`));
     }
     set.add(handler);
     return () => set!.delete(handler);
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    if (this.outbox.length > 0) this.logger.warn(`closing with ${this.outbox.length} unpublished messages`);
     this.publisher.disconnect();
     this.subscriber.disconnect();
+  }
+
+  private publisherReady(): boolean {
+    return this.publisher.status === 'ready' && !this.unresponsive.has(this.publisher);
+  }
+
+  private keep(outgoing: Outgoing): void {
+    if (this.outbox.length >= this.outboxCapacity) {
+      this.outboxDropped++;
+      this.logger.error(`Redis outbox full (${this.outboxCapacity} messages): a message to ${outgoing.channel} was dropped`);
+      return;
+    }
+    this.outbox.push(outgoing);
+    if (this.outbox.length === 1) this.logger.warn('Redis cannot take messages now: keeping them to publish when it answers again');
+  }
+
+  /** Publishes the outbox in order; stops at the first failure (the rest waits for the next ready). */
+  private drain(): Promise<void> {
+    if (this.draining) return this.draining;
+    // Yield first: the `finally` below must not run before `draining` is assigned.
+    this.draining = (async () => {
+      await Promise.resolve();
+      try {
+        let sent = 0;
+        while (this.outbox.length > 0 && this.publisherReady() && !this.closed) {
+          const next = this.outbox[0];
+          try {
+            await this.publisher.publish(next.channel, next.message);
+          } catch (error) {
+            this.suspect(this.publisher, 'publisher', error);
+            return;
+          }
+          this.outbox.shift();
+          sent++;
+        }
+        if (sent > 0) this.logger.warn(`Redis answers again: published ${sent} kept messages`);
+      } finally {
+        this.draining = null;
+      }
+    })();
+    return this.draining;
+  }
+
+  /** One PING within the command deadline; a connection that does not answer is reconnected. */
+  private async ping(client: Redis, role: string): Promise<void> {
+    if (client.status !== 'ready' || this.closed) return;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        client.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no answer to PING within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
+        }),
+      ]);
+      if (client === this.publisher && this.outbox.length > 0) void this.drain();
+    } catch (error) {
+      this.suspect(client, role, error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A command on this connection failed. A timeout means the connection is open but nothing answers
+   * (a stall, a partition): it is dropped and reconnected, so the next commands fail fast (the
+   * publisher) or the subscriptions are renewed (the subscriber) instead of waiting on a dead socket.
+   */
+  private suspect(client: Redis, role: string, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (!/timed out|no answer/i.test(message) || this.closed || this.unresponsive.has(client)) return;
+    this.unresponsive.add(client);
+    this.logger.warn(`redis ${role}: ${message}; reconnecting`);
+    client.disconnect(true);
   }
 }

@@ -86,8 +86,18 @@ const STATUS_TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-/** Turns anything thrown into a problem answer. A 500 says nothing internal; the cause is logged. */
-export function toProblem(exception: unknown): { problem: Problem; headers: Record<string, string> } {
+/** Seconds a client is asked to wait after a 503 caused by an unreachable dependency. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Turns anything thrown into a problem answer. A 500 says nothing internal; the cause is logged.
+ * `unavailable` recognises the errors of a dependency that could not be reached in time (the database
+ * during an outage): those are answered 503, the honest answer, never 500.
+ */
+export function toProblem(
+  exception: unknown,
+  unavailable: (error: unknown) => boolean = () => false,
+): { problem: Problem; headers: Record<string, string> } {
   if (exception instanceof ProblemError) {
     const problem: Problem = { type: 'about:blank', title: exception.title, status: exception.status };
     if (exception.detail) problem.detail = exception.detail;
@@ -106,6 +116,12 @@ export function toProblem(exception: unknown): { problem: Problem; headers: Reco
       else if (Array.isArray(message)) problem.detail = message.map(String).join('; ');
     }
     return { problem, headers: {} };
+  }
+  if (unavailable(exception)) {
+    return {
+      problem: { type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'A service this request needs did not answer in time; try again shortly.' },
+      headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+    };
   }
   const status = httpStatusOf(exception);
   if (status !== null) {
@@ -128,11 +144,19 @@ function httpStatusOf(exception: unknown): number | null {
 export class ProblemFilter implements ExceptionFilter {
   private readonly logger = new Logger('Problem');
 
+  /** `unavailable`: see toProblem. */
+  constructor(private readonly unavailable: (error: unknown) => boolean = () => false) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') return;
     const res = host.switchToHttp().getResponse<Response>();
-    const { problem, headers } = toProblem(exception);
-    if (problem.status >= 500) {
+    // A 503 the service chose (a credential it could not check) or an unreachable dependency: an
+    // outage refuses every request, so one constant warning (the logger counts repeats), no stack.
+    const refused = this.unavailable(exception) || (exception instanceof ProblemError && exception.status === 503);
+    const { problem, headers } = toProblem(exception, this.unavailable);
+    if (refused) {
+      this.logger.warn(`answered 503, a dependency did not answer in time: ${exception instanceof Error ? exception.message : String(exception)}`);
+    } else if (problem.status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }
     sendProblem(res, problem, headers);

@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream';
 import { DataSource, DataSourceOptions, MigrationExecutor } from 'typeorm';
+import { withoutDeadlines } from './deadlines';
 import { MIGRATIONS } from './migrations';
 
 /** Key of the PostgreSQL advisory lock that serialises migrations across nodes starting together. */
@@ -13,6 +14,8 @@ export interface PoolOptions {
   idleTimeoutMillis?: number;
   /** The embedded database's in-process connections (node-postgres `stream` option). */
   stream?: () => Duplex;
+  /** Deadlines and the rest of node-postgres's pool and client options (see deadlines.ts). */
+  [option: string]: unknown;
 }
 
 /**
@@ -37,21 +40,24 @@ export function dataSourceOptions(url: string, poolSize = 10, pool: PoolOptions 
  */
 export async function migrate(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
-  await runner.connect();
+  const connection: unknown = await runner.connect();
   try {
-    // Wait for the lock between statements, never inside one: a migration that builds an index
-    // CONCURRENTLY waits for every transaction with an older snapshot, and a second node blocked in
-    // pg_advisory_lock() would be one, waiting in turn for the first node's lock (a deadlock).
-    while (!((await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY])) as { locked: boolean }[])[0].locked) {
-      await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
-    }
-    try {
-      const executor = new MigrationExecutor(dataSource, runner);
-      executor.transaction = 'each';
-      await executor.executePendingMigrations();
-    } finally {
-      await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-    }
+    // A migration may build an index for minutes, and the lock waits for another node's migrations.
+    await withoutDeadlines(connection, (sql) => runner.query(sql), async () => {
+      // Wait for the lock between statements, never inside one: a migration that builds an index
+      // CONCURRENTLY waits for every transaction with an older snapshot, and a second node blocked in
+      // pg_advisory_lock() would be one, waiting in turn for the first node's lock (a deadlock).
+      while (!((await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY])) as { locked: boolean }[])[0].locked) {
+        await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+      }
+      try {
+        const executor = new MigrationExecutor(dataSource, runner);
+        executor.transaction = 'each';
+        await executor.executePendingMigrations();
+      } finally {
+        await runner.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+      }
+    });
   } finally {
     await runner.release();
   }

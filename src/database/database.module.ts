@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { dataSourceOptions, migrate } from './data-source';
+import { DatabaseBreaker, deadlinePoolOptions } from './deadlines';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
 import { Transactions } from './transactions';
 
@@ -31,6 +32,10 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
   }
 }
 
+/** The breaker of the service's pool (see deadlines.ts), shared with the readiness check. */
+@Module({ providers: [DatabaseBreaker], exports: [DatabaseBreaker] })
+export class DatabaseBreakerModule {}
+
 /**
  * PostgreSQL for the whole service: ConnectionString when set, otherwise the embedded PGlite.
  * Migrations run before anything else can use the connection, under an advisory lock.
@@ -39,13 +44,23 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
 @Module({
   imports: [
     EmbeddedPostgresModule,
+    DatabaseBreakerModule,
     TypeOrmModule.forRootAsync({
-      imports: [EmbeddedPostgresModule],
-      inject: [SETTINGS, EMBEDDED_POSTGRES],
-      useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null) => ({
+      imports: [EmbeddedPostgresModule, DatabaseBreakerModule],
+      inject: [SETTINGS, EMBEDDED_POSTGRES, DatabaseBreaker],
+      useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null, breaker: DatabaseBreaker) => ({
         ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20, {
           idleTimeoutMillis: settings.databasePoolIdleTimeoutMs,
           ...(embedded ? { stream: embedded.stream } : {}),
+          // Every wait on PostgreSQL has a deadline. The embedded database is one in-process session
+          // with no network to lose: its statements queue behind each other, so only a server gets them.
+          ...(embedded
+            ? {}
+            : deadlinePoolOptions(breaker, {
+                connectTimeoutMs: settings.databaseConnectTimeoutMs,
+                queryTimeoutMs: settings.databaseQueryTimeoutMs,
+                serverTimeouts: true,
+              })),
         }),
         autoLoadEntities: true,
         // TypeORM's error log prints the failed statement with its parameters, which can hold
@@ -61,6 +76,6 @@ export class EmbeddedPostgresModule implements OnApplicationShutdown {
     }),
   ],
   providers: [Transactions],
-  exports: [Transactions],
+  exports: [Transactions, DatabaseBreakerModule],
 })
 export class DatabaseModule {}

@@ -311,13 +311,19 @@ export class PgliteBridge {
         if (session.closed) await this.cleanUp(session);
         else await this.turn(session);
       } catch (error) {
-        // The backend itself failed: this connection cannot go on; the others may.
+        // A malformed message, or the backend itself failed: this connection cannot go on, the others
+        // may. Its clean-up (rolling back what it left open) still runs next, unless that is what failed.
         this.logger.error(`embedded database connection ${session.id} failed: ${error instanceof Error ? error.message : String(error)}`);
-        if (this.owner === session) this.owner = null;
+        const cleanUpFailed = session.cleaned;
         session.closed = true;
-        session.cleaned = true;
-        this.sessions.delete(session);
         session.stream.destroy(error instanceof Error ? error : new Error(String(error)));
+        if (cleanUpFailed) {
+          if (this.owner === session) this.owner = null;
+          this.sessions.delete(session);
+        } else if (this.owner !== session && !session.queued) {
+          session.queued = true;
+          this.waiting.push(session);
+        }
       }
       // A connection that released the backend with more messages waiting goes to the back of the line.
       if (!session.closed && session !== this.owner && this.hasWork(session)) {

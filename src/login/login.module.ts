@@ -33,8 +33,11 @@ import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInT
       provide: SignInThrottleStore,
       inject: [SETTINGS, DatabaseThrottleStore],
       useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
-        settings.redisConnectionString
-          ? new RedisThrottleStore(settings.redisConnectionString, deploymentNamespace(settings.connectionString, settings.dataDirectory))
+        settings.redisConnectionString && settings.signInThrottle
+          ? new RedisThrottleStore(
+              settings.redisConnectionString,
+              `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`,
+            )
           : database,
     },
   ],

@@ -107,8 +107,8 @@ const REDIS_COMMAND_TIMEOUT_MS = 2000;
 
 /**
  * The Redis count (RedisConnectionString set): one hash per address, changed by Lua scripts so each
- * step is atomic on the server. Keys carry a namespace derived from the database the nodes share, so
- * two deployments on one Redis never count each other's failures. The key expiry (real time) only
+ * step is atomic on the server. Keys start with RedisChannelPrefix and a namespace derived from the
+ * database the nodes share, so two deployments on one Redis never count each other's failures. The key expiry (real time) only
  * cleans up; whether a window ended is decided on the service's Clock. The connection has no offline
  * queue: while Redis is down a sign-in is refused at once, never left waiting.
  */
@@ -138,8 +138,9 @@ export class RedisThrottleStore extends SignInThrottleStore {
     this.client.defineCommand('throttleGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
   }
 
+  /** `<RedisChannelPrefix><deployment>:SignInThrottle:<address>`. */
   private key(address: string): string {
-    return `SignInThrottle:${this.namespace}:${address}`;
+    return `${this.namespace}:SignInThrottle:${address}`;
   }
 
   async take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {

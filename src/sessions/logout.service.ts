@@ -4,7 +4,7 @@ import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
-import { TokenService } from '../auth/token.service';
+import { JwtStrategy } from '../auth/jwt.strategy';
 import { Clock } from '../common/clock';
 import { RequestContext, requestContext } from '../common/request-context';
 import { SessionOwner, SessionRevocation } from './session-revocation.service';
@@ -37,7 +37,7 @@ export class LogoutService {
 
   constructor(
     private readonly authenticator: Authenticator,
-    private readonly tokens: TokenService,
+    private readonly jwt: JwtStrategy,
     private readonly cookies: SessionCookies,
     private readonly revocation: SessionRevocation,
     private readonly audit: AuditWriter,
@@ -48,10 +48,8 @@ export class LogoutService {
     const context = requestContext(req);
     let session: PresentedSession | null = null;
     try {
-      session = await this.presentedSession(req, res);
+      session = await this.presentedSession(req);
     } finally {
-      // The authenticator's sliding refresh may have set fresh cookies: only the deletions may leave.
-      res.removeHeader('Set-Cookie');
       this.cookies.clear(req, res);
     }
     if (!session) {
@@ -83,18 +81,18 @@ export class LogoutService {
    * request is not a browser session. When the user row cannot be read, the token's own signature
    * still says whose session it is, so its revocation is attempted (and reported if it fails).
    */
-  private async presentedSession(req: Request, res: Response): Promise<PresentedSession | null> {
+  private async presentedSession(req: Request): Promise<PresentedSession | null> {
     const credential = presentedCredential(req);
     if (!credential || credential.type === 'ApiKey') return null;
     try {
-      const principal = await this.authenticator.tryAuthenticate(req, res);
+      const principal = await this.authenticator.tryAuthenticate(req);
       if (!principal || !principal.sessionStartDate) return null;
       return {
         owner: { userRegistryId: principal.userRegistryId, userName: principal.userName, tenantRegistryId: principal.tenantRegistryId },
         sessionStart: principal.sessionStartDate,
       };
     } catch (error) {
-      const claims = this.tokens.verify(credential.value);
+      const claims = await this.jwt.verify(credential.value);
       if (!claims) return null;
       this.logger.warn(`logout: the session of user ${claims.sub} could not be checked: ${(error as Error).message}`);
       return {

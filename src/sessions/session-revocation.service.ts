@@ -6,6 +6,7 @@ import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { RequestContext } from '../common/request-context';
+import { UserRegistryRepository } from '../users/user-registry.repository';
 import { UserSessionRepository } from './user-session.repository';
 
 /** The user whose sessions are cut. */
@@ -56,6 +57,7 @@ export class SessionRevocation {
   constructor(
     private readonly transactions: Transactions,
     private readonly sessions: UserSessionRepository,
+    private readonly users: UserRegistryRepository,
     private readonly audit: AuditWriter,
     private readonly bus: Bus,
     private readonly clock: Clock,
@@ -73,7 +75,7 @@ export class SessionRevocation {
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
     await this.transactions.run(async (manager) => {
-      await manager.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [owner.userRegistryId, now]);
+      await this.users.revokeTokens(owner.userRegistryId, now, manager);
       const starts = await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
       // Rows past the absolute lifetime were no longer sessions; they are closed, not counted.
       const alive = starts.filter((start) => now.getTime() - start.getTime() < this.settings.sessionAbsoluteLifetimeMs).sort((a, b) => a.getTime() - b.getTime());

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { RegistryTablesModule } from '../users/registry-tables.module';
+import { SessionTablesModule } from './session-tables.module';
 import { LogoutController } from './logout.controller';
 import { LogoutService } from './logout.service';
 import { RevokeTokensController } from './revoke-tokens.controller';
@@ -8,8 +9,6 @@ import { SessionRetention, SessionRetentionScheduler } from './session-retention
 import { SessionRevocation } from './session-revocation.service';
 import { StreamController } from './stream.controller';
 import { StreamRegistry } from './stream-registry.service';
-import { UserSession } from './user-session.entity';
-import { UserSessionRepository } from './user-session.repository';
 import { OwnSessionsController, UserSessionsController } from './user-sessions.controller';
 import { UserSessions } from './user-sessions.service';
 
@@ -18,10 +17,9 @@ import { UserSessions } from './user-sessions.service';
  * revocation, logout, the streams cut with them, and the purge of ended rows.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([UserSession])],
+  imports: [SessionTablesModule, RegistryTablesModule],
   controllers: [SessionController, OwnSessionsController, UserSessionsController, LogoutController, RevokeTokensController, StreamController],
   providers: [
-    UserSessionRepository,
     SessionRevocation,
     UserSessions,
     SessionRetention,
@@ -29,6 +27,6 @@ import { UserSessions } from './user-sessions.service';
     LogoutService,
     StreamRegistry,
   ],
-  exports: [SessionRevocation, UserSessionRepository, SessionRetention],
+  exports: [SessionRevocation, SessionTablesModule, SessionRetention],
 })
 export class SessionsModule {}

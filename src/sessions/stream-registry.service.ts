@@ -1,19 +1,24 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
 import type { Principal } from '../auth/principal';
-import { mayAuthenticate, UserAndSession, UserStateReader } from '../auth/user-state.reader';
+import { mayAuthenticate, UserAndSession, UserState, UserStateReader } from '../auth/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionEndedMessage, SessionRevocation } from './session-revocation.service';
+import { audienceOf, mayReceive, StreamScope } from './stream-scope';
 
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */
 export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceChange;
 
 /** A comment line every 15 s keeps proxies from closing an idle stream. */
 export const HEARTBEAT_MS = 15_000;
+/** The scheduler registry's names of the two stream jobs. */
+export const STREAM_HEARTBEAT_JOB = 'stream-heartbeat';
+export const STREAM_RECHECK_JOB = 'stream-recheck';
 
 interface OpenStream {
   id: number;
@@ -26,22 +31,24 @@ interface OpenStream {
   /** SHA-256 of the API key that opened it; null for a JWT session. */
   apiKeyHash: string | null;
   display: string;
+  /** What its caller may read; refreshed at every re-check (a role or tenant can change meanwhile). */
+  scope: StreamScope;
   res: Response;
 }
 
 /**
  * The open Watcher and ServiceChange streams of this node. Events of the bus are relayed to them as
  * `data:` lines. A stream ends with its session: at once when any node announces the user's logout or
- * revocation (SessionEnded) or revokes its API key, and at the latest at the periodic re-check
- * (RevokedSessionCheckInterval) for anything else (absolute lifetime, deactivation, lock, deletion,
- * a lost message). A stream opened with an API key ends only with its key or its user.
+ * revocation, or the end of this one session (SessionEnded, with the session id), or revokes its API
+ * key; and at the latest at the periodic re-check (RevokedSessionCheckInterval) for anything else
+ * (absolute lifetime, deactivation, lock, deletion, a session row ended without a message, a lost
+ * message). A stream opened with an API key ends only with its key or its user.
  */
 @Injectable()
 export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Streams');
   private readonly streams = new Set<OpenStream>();
   private readonly stops: Array<() => void> = [];
-  private timers: NodeJS.Timeout[] = [];
   private nextId = 1;
   private rechecking: Promise<void> | null = null;
 
@@ -52,6 +59,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly users: UserStateReader,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly scheduler: SchedulerRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -69,14 +77,16 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       this.revocation.onEndedHere(onEnded),
       () => this.activeKeys.events.off('removed', onRemoved),
     );
-    this.timers = [
-      setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref(),
-      setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref(),
-    ];
+    // Named intervals in the scheduler registry (the recheck period is a setting, so no @Interval or
+    // @Cron decorator can carry it); ScheduleModule clears them on shutdown if this has not.
+    this.scheduler.addInterval(STREAM_HEARTBEAT_JOB, setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref());
+    this.scheduler.addInterval(STREAM_RECHECK_JOB, setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref());
   }
 
   onModuleDestroy(): void {
-    for (const timer of this.timers) clearInterval(timer);
+    for (const job of [STREAM_HEARTBEAT_JOB, STREAM_RECHECK_JOB]) {
+      if (this.scheduler.doesExist('interval', job)) this.scheduler.deleteInterval(job);
+    }
     for (const stop of this.stops.splice(0)) stop();
     // Open responses would keep the HTTP server from closing.
     for (const stream of [...this.streams]) this.close(stream, 'the service is stopping');
@@ -98,6 +108,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       sessionId: principal.sessionId,
       apiKeyHash: key !== undefined ? apiKeyHash(key) : null,
       display: principal.apiKeyDisplay ?? principal.userName,
+      scope: { tenantRegistryId: principal.tenantRegistryId, landlord: principal.landlord, permissions: principal.permissions },
       res,
     };
     res.status(200);
@@ -175,6 +186,7 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     streams.forEach((stream, i) => {
       const reason = this.endReason(stream, results[i], now);
       if (reason) this.close(stream, reason);
+      else if (results[i] !== 'unreadable') stream.scope = scopeOf((results[i] as UserAndSession).state!);
     });
   }
 
@@ -190,12 +202,16 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     return null;
   }
 
+  /** Relays a bus message to the streams of `channel` whose caller may read it (contract 13). */
   private relay(channel: StreamChannel, message: string): void {
+    const audience = audienceOf(channel, message);
     const frame = `${message
       .split(/\r\n|\r|\n/)
       .map((line) => `data: ${line}`)
       .join('\n')}\n\n`;
-    for (const stream of this.streams) if (stream.channel === channel) stream.res.write(frame);
+    for (const stream of this.streams) {
+      if (stream.channel === channel && mayReceive(stream.scope, audience)) stream.res.write(frame);
+    }
   }
 
   private heartbeat(): void {
@@ -207,6 +223,10 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     this.logger.log(`closing ${stream.channel} stream ${stream.id} of ${stream.display}: ${reason}`);
     stream.res.end(': closed\n\n');
   }
+}
+
+function scopeOf(state: UserState): StreamScope {
+  return { tenantRegistryId: state.tenantRegistryId, landlord: state.landlord, permissions: state.permissions };
 }
 
 function parseSessionEnded(raw: string): SessionEndedMessage | null {

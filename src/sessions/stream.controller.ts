@@ -8,7 +8,8 @@ import { StreamRegistry } from './stream-registry.service';
 
 const DESCRIPTION =
   'Server-Sent Events: a comment heartbeat every 15 s, each bus message as `data:` lines. Closed when ' +
-  'the session ends (logout on any node at once; revocation, absolute lifetime or deactivation at the next re-check).';
+  'the session ends (logout, revocation or this one session ended, on any node, at once; absolute lifetime, ' +
+  'deactivation or anything missed at the next re-check).';
 
 /** The live streams (contract 11). */
 @ApiTags('Streams')

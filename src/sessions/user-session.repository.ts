@@ -35,11 +35,11 @@ export interface NewSession {
 }
 
 /**
- * Every query on UserSession but the guard's (contract 14). Ending statements are single UPDATEs
+ * Every query on UserSession but the guard's read (contract 14). Ending statements are single UPDATEs
  * guarded by `EndedDate IS NULL`, so two ends racing each other end a session once and record it
  * once. The per-request check of a session rides in the guard's batched user read
- * (src/auth/user-state.reader.ts), and LastSeenDate is written by src/auth/session-activity.writer.ts:
- * both are on the request path, where one statement per batch is what keeps a request cheap.
+ * (UserRegistryRepository.readForGuard: one statement per batch is what keeps a request cheap), and
+ * LastSeenDate noted by the guard is written here in bulk (src/auth/session-activity.writer.ts).
  */
 @Injectable()
 export class UserSessionRepository {
@@ -132,5 +132,21 @@ export class UserSessionRepository {
       })
       .execute();
     return result.affected ?? 0;
+  }
+
+  /**
+   * Moves LastSeenDate forward for each open session of `ids` to its `seen` instant, only where the
+   * stored value is at least `periodMs` older (so several nodes together write at most once a period).
+   * Raw SQL: one UPDATE … FROM unnest(ids, dates) for every session noted since the last write, which
+   * has no QueryBuilder form; one UPDATE per session would put a statement per active session on
+   * every write.
+   */
+  async recordLastSeen(ids: string[], seen: Date[], periodMs: number): Promise<void> {
+    await this.repository.query(
+      `UPDATE "UserSession" s SET "LastSeenDate" = u.seen
+         FROM unnest($1::uuid[], $2::timestamptz[]) AS u(id, seen)
+        WHERE s."Id" = u.id AND s."EndedDate" IS NULL AND s."LastSeenDate" <= u.seen - make_interval(secs => $3)`,
+      [ids, seen, periodMs / 1000],
+    );
   }
 }

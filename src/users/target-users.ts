@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import type { Principal } from '../auth/principal';
 import { notFound } from '../common/problem';
+import { UserRegistryRepository } from './user-registry.repository';
 
 /** A user an administrator acts on. */
 export interface TargetUser {
@@ -22,23 +21,11 @@ const MAX_ID = 2_147_483_647;
  */
 @Injectable()
 export class TargetUsers {
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
+  constructor(private readonly users: UserRegistryRepository) {}
 
   async find(caller: Principal, id: number): Promise<TargetUser> {
     if (!Number.isSafeInteger(id) || id < 1 || id > MAX_ID) throw notFound();
-    const rows: TargetUser[] = await this.dataSource.query(
-      `SELECT u."Id" AS id, u."Name" AS name, r."TenantRegistryId" AS "tenantRegistryId",
-              CASE WHEN t."Landlord" THEN ARRAY(SELECT s."Id" FROM "PermissionSpecification" s ORDER BY 1)
-                   WHEN r."Active" THEN ARRAY(SELECT p."PermissionSpecificationId" FROM "RoleRegistryPermission" p
-                                              WHERE p."RoleRegistryId" = r."Id" ORDER BY 1)
-                   ELSE '{}'::int[] END AS permissions
-         FROM "UserRegistry" u
-         JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-         JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
-        WHERE u."Id" = $1 AND NOT u."Deleted"`,
-      [id],
-    );
-    const target = rows[0];
+    const target = await this.users.findTarget(id);
     if (!target) throw notFound();
     if (!caller.landlord && target.tenantRegistryId !== caller.tenantRegistryId) throw notFound();
     return target;

@@ -1,21 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { hasControlCharacter } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { SignInAccountRow, UserRegistryRepository } from './user-registry.repository';
 
 /** A user as a sign-in needs it: the stored hash and every state a sign-in must check. */
-export interface SignInAccount {
-  id: number;
-  name: string;
-  passwordHash: string | null;
-  active: boolean;
-  passwordLocked: boolean;
-  passwordExpiryDate: Date | null;
-  wirePasswordHash: boolean;
-  tenantRegistryId: number;
-}
+export type SignInAccount = SignInAccountRow;
 
 /** An attempt's place in the failure count, taken before its verify (see reserveAttempt). */
 export interface ReservedAttempt {
@@ -25,24 +16,14 @@ export interface ReservedAttempt {
   mayVerify: boolean;
 }
 
-const ACCOUNT_COLUMNS = `
-  u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash",
-  (u."Active" AND t."Active") AS active, u."PasswordLocked" AS "passwordLocked",
-  u."PasswordExpiryDate" AS "passwordExpiryDate", u."WirePasswordHash" AS "wirePasswordHash",
-  r."TenantRegistryId" AS "tenantRegistryId"`;
-const ACCOUNT_FROM = `
-  FROM "UserRegistry" u
-  JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-  JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"`;
-
 /**
- * Credential state of user accounts: lookup for sign-in, the atomic failure counter and lockout,
- * password changes. Every statement is parameterised.
+ * Credential rules of user accounts: lookup for sign-in, the failure counter and lockout (each change
+ * one statement in UserRegistryRepository), password changes and expiry.
  */
 @Injectable()
 export class UserAccounts {
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UserRegistryRepository,
     @Inject(SETTINGS) private readonly settings: AppSettings,
     private readonly clock: Clock,
   ) {}
@@ -54,19 +35,11 @@ export class UserAccounts {
    */
   async findByName(name: string): Promise<SignInAccount | null> {
     if (hasControlCharacter(name)) return null;
-    const rows: SignInAccount[] = await this.dataSource.query(
-      `SELECT ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} WHERE lower(u."Name") = lower($1) AND NOT u."Deleted"`,
-      [name],
-    );
-    return rows[0] ?? null;
+    return (await this.users.findSignInAccountByName(name)) ?? null;
   }
 
   async findById(id: number): Promise<SignInAccount | null> {
-    const rows: SignInAccount[] = await this.dataSource.query(
-      `SELECT ${ACCOUNT_COLUMNS} ${ACCOUNT_FROM} WHERE u."Id" = $1 AND NOT u."Deleted"`,
-      [id],
-    );
-    return rows[0] ?? null;
+    return (await this.users.findSignInAccountById(id)) ?? null;
   }
 
   /**
@@ -80,20 +53,7 @@ export class UserAccounts {
    * keeps saying how many attempts were verified.
    */
   async reserveAttempt(id: number): Promise<ReservedAttempt> {
-    // Wrapped in a CTE so TypeORM returns the rows (it returns [rows, count] for a bare UPDATE).
-    const rows: { count: number; locked: boolean }[] = await this.dataSource.query(
-      `WITH counted AS (
-         UPDATE "UserRegistry"
-            SET "FailedPasswordCount" = "FailedPasswordCount" + 1,
-                "PasswordLocked" = "PasswordLocked" OR "FailedPasswordCount" + 1 > $2,
-                "PasswordLockedDate" = CASE WHEN NOT "PasswordLocked" AND "FailedPasswordCount" + 1 > $2 THEN $3
-                                            ELSE "PasswordLockedDate" END
-          WHERE "Id" = $1
-          RETURNING "FailedPasswordCount", "PasswordLocked")
-       SELECT "FailedPasswordCount" AS count, "PasswordLocked" AS locked FROM counted`,
-      [id, this.settings.passwordAttempts + 1, this.clock.now()],
-    );
-    const row = rows[0];
+    const row = await this.users.countAttempt(id, this.settings.passwordAttempts + 1, this.clock.now());
     if (!row) return { count: 0, mayVerify: false };
     return { count: row.count, mayVerify: !row.locked && row.count <= this.settings.passwordAttempts + 1 };
   }
@@ -105,10 +65,7 @@ export class UserAccounts {
 
   /** Gives back the count of an attempt that was refused without a verify. */
   async releaseAttempt(id: number): Promise<void> {
-    await this.dataSource.query(
-      `UPDATE "UserRegistry" SET "FailedPasswordCount" = GREATEST("FailedPasswordCount" - 1, 0) WHERE "Id" = $1`,
-      [id],
-    );
+    await this.users.uncountAttempt(id);
   }
 
   /**
@@ -119,29 +76,19 @@ export class UserAccounts {
    * the password was right while the account is being locked.
    */
   async releaseRightAttempt(id: number, attempt: ReservedAttempt): Promise<boolean> {
-    const rows: { count: number; locked: boolean }[] = await this.dataSource.query(
-      `WITH released AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = GREATEST("FailedPasswordCount" - 1, 0) WHERE "Id" = $1
-                         RETURNING "FailedPasswordCount", "PasswordLocked")
-       SELECT "FailedPasswordCount" AS count, "PasswordLocked" AS locked FROM released`,
-      [id],
-    );
-    const row = rows[0];
+    const row = await this.users.uncountAttempt(id);
     // The count before this release (this attempt's own place included).
-    return row !== undefined && !row.locked && row.count + 1 <= this.clearBound(attempt);
+    return row !== null && !row.locked && row.count + 1 <= this.clearBound(attempt);
   }
 
-  async isLocked(id: number): Promise<boolean> {
-    const rows: { locked: boolean }[] = await this.dataSource.query(`SELECT "PasswordLocked" AS locked FROM "UserRegistry" WHERE "Id" = $1`, [id]);
-    return rows[0]?.locked ?? true;
+  isLocked(id: number): Promise<boolean> {
+    return this.users.isLocked(id);
   }
 
   /** Locks the account when the failures counted so far exceed PasswordAttempts; true if it did. */
   async lockIfExceeded(id: number, failures: number): Promise<boolean> {
     if (failures <= this.settings.passwordAttempts) return false;
-    await this.dataSource.query(
-      `UPDATE "UserRegistry" SET "PasswordLocked" = true, "PasswordLockedDate" = $2 WHERE "Id" = $1 AND NOT "PasswordLocked"`,
-      [id, this.clock.now()],
-    );
+    await this.users.lock(id, this.clock.now());
     return true;
   }
 
@@ -153,14 +100,7 @@ export class UserAccounts {
    * without a second factor) clear means not locked.
    */
   async recordSuccess(id: number, attempt: ReservedAttempt | null = null): Promise<boolean> {
-    const rows: { id: number }[] = await this.dataSource.query(
-      `WITH succeeded AS (UPDATE "UserRegistry" SET "FailedPasswordCount" = 0, "LastLoginDate" = $2
-                           WHERE "Id" = $1 AND NOT "PasswordLocked" AND ($3::int IS NULL OR "FailedPasswordCount" <= $3::int)
-                           RETURNING "Id")
-       SELECT "Id" AS id FROM succeeded`,
-      [id, this.clock.now(), attempt ? this.clearBound(attempt) : null],
-    );
-    if (rows.length > 0) return true;
+    if (await this.users.recordSuccess(id, this.clock.now(), attempt ? this.clearBound(attempt) : null)) return true;
     if (attempt) await this.releaseAttempt(id);
     return false;
   }
@@ -186,13 +126,7 @@ export class UserAccounts {
   ): Promise<void> {
     const now = this.clock.now();
     const expiry = options.mustChange ? now : new Date(now.getTime() + this.settings.passwordExpiryDays * 86_400_000);
-    await (options.manager ?? this.dataSource.manager).query(
-      `UPDATE "UserRegistry"
-          SET "Password" = $2, "PasswordCreatedDate" = $3, "PasswordExpiryDate" = $4,
-              "WirePasswordHash" = COALESCE($5, "WirePasswordHash")
-        WHERE "Id" = $1`,
-      [id, hash, now, expiry, options.wirePasswordHash ?? null],
-    );
+    await this.users.setPassword(id, { hash, createdDate: now, expiryDate: expiry, wirePasswordHash: options.wirePasswordHash }, options.manager);
   }
 
   isPasswordExpired(account: SignInAccount): boolean {

@@ -1,9 +1,61 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { PermissionSpecification } from './permission-specification.entity';
+import { RoleRegistryPermission } from './role-registry-permission.entity';
+import { RoleRegistry } from './role-registry.entity';
+import { TenantRegistry } from './tenant-registry.entity';
 import { UserRegistry } from './user-registry.entity';
+
+/** A user as a sign-in needs it: the stored hash and every state a sign-in must check. */
+export interface SignInAccountRow {
+  id: number;
+  name: string;
+  passwordHash: string | null;
+  /** The user and its tenant are both active. */
+  active: boolean;
+  passwordLocked: boolean;
+  passwordExpiryDate: Date | null;
+  wirePasswordHash: boolean;
+  tenantRegistryId: number;
+}
+
+/** A user as the registry shows it: every column a page needs, never the password hash. */
+export interface UserRow {
+  id: number;
+  name: string;
+  email: string | null;
+  roleRegistryId: number;
+  roleName: string;
+  tenantRegistryId: number;
+  tenantName: string;
+  active: boolean;
+  passwordLocked: boolean;
+  passwordLockedDate: Date | null;
+  failedPasswordCount: number;
+  passwordExpiryDate: Date | null;
+  passwordCreatedDate: Date | null;
+  lastLoginDate: Date | null;
+  wirePasswordHash: boolean;
+  createdDate: Date;
+  createdUser: string | null;
+}
+
+/** A user an administrator acts on, with what it may do (every permission for a landlord user). */
+export interface TargetUserRow {
+  id: number;
+  name: string;
+  tenantRegistryId: number;
+  permissions: number[];
+}
+
+/** The failure count and lock state an attempt's counting statement left behind. */
+export interface AttemptCount {
+  count: number;
+  locked: boolean;
+}
 
 /** A user as the guard needs it on every request, as the guard read returns it. */
 export interface GuardUserRow {
@@ -57,15 +109,230 @@ const GUARD_READ = `
       FROM "UserSession"
      WHERE "Id" = ANY($2::uuid[]) AND "EndedDate" IS NULL) s)::text AS sessions`;
 
-/** Queries on UserRegistry. */
+/**
+ * Every query on UserRegistry. Name uniqueness among users not deleted (case-insensitive) is the
+ * database's: callers map 23505. The sign-in counters change in single statements (contract 13: a
+ * concurrent attempt can never slip between a check and a write).
+ */
 @Injectable()
 export class UserRegistryRepository {
   constructor(@InjectRepository(UserRegistry) private readonly repository: Repository<UserRegistry>) {}
 
+  private on(tx?: EntityManager): Repository<UserRegistry> {
+    return tx ? tx.getRepository(UserRegistry) : this.repository;
+  }
+
   /** Inserts a user; the id it was given. */
   async create(values: Partial<UserRegistry>, tx?: EntityManager): Promise<number> {
-    const { identifiers } = await (tx?.getRepository(UserRegistry) ?? this.repository).insert(values);
+    const { identifiers } = await this.on(tx).insert(values);
     return identifiers[0].id as number;
+  }
+
+  // ---- the registry (administrators) ----
+
+  /** Users not deleted of tenant `tenantScope` (every tenant when null), or the one user `id` among them, by id. */
+  findVisible(tenantScope: number | null, id?: number): Promise<UserRow[]> {
+    const query = this.withRoleAndTenant()
+      .select('u.id', 'id')
+      .addSelect('u.name', 'name')
+      .addSelect('u.email', 'email')
+      .addSelect('u.roleRegistryId', 'roleRegistryId')
+      .addSelect('r.name', 'roleName')
+      .addSelect('r.tenantRegistryId', 'tenantRegistryId')
+      .addSelect('t.name', 'tenantName')
+      .addSelect('u.active', 'active')
+      .addSelect('u.passwordLocked', 'passwordLocked')
+      .addSelect('u.passwordLockedDate', 'passwordLockedDate')
+      .addSelect('u.failedPasswordCount', 'failedPasswordCount')
+      .addSelect('u.passwordExpiryDate', 'passwordExpiryDate')
+      .addSelect('u.passwordCreatedDate', 'passwordCreatedDate')
+      .addSelect('u.lastLoginDate', 'lastLoginDate')
+      .addSelect('u.wirePasswordHash', 'wirePasswordHash')
+      .addSelect('u.createdDate', 'createdDate')
+      .addSelect('u.createdUser', 'createdUser')
+      .where('NOT u.deleted')
+      .orderBy('u.id');
+    if (tenantScope !== null) query.andWhere('r.tenantRegistryId = :tenantScope', { tenantScope });
+    if (id !== undefined) query.andWhere('u.id = :id', { id });
+    return query.getRawMany<UserRow>();
+  }
+
+  /**
+   * The user `id` (not deleted) with its tenant and what it may do: every permission for a landlord
+   * user, its role's when the role is active, none otherwise. One statement.
+   */
+  async findTarget(id: number): Promise<TargetUserRow | null> {
+    const query = this.withRoleAndTenant();
+    const every = query
+      .subQuery()
+      .select('coalesce(array_agg(s.id ORDER BY s.id), ARRAY[]::int[])')
+      .from(PermissionSpecification, 's')
+      .getQuery();
+    const granted = query
+      .subQuery()
+      .select('coalesce(array_agg(p.permissionSpecificationId ORDER BY p.permissionSpecificationId), ARRAY[]::int[])')
+      .from(RoleRegistryPermission, 'p')
+      .where('p.roleRegistryId = r.id')
+      .getQuery();
+    const row = await query
+      .select('u.id', 'id')
+      .addSelect('u.name', 'name')
+      .addSelect('r.tenantRegistryId', 'tenantRegistryId')
+      .addSelect(`CASE WHEN t.landlord THEN ${every} WHEN r.active THEN ${granted} ELSE ARRAY[]::int[] END`, 'permissions')
+      .where('u.id = :id AND NOT u.deleted', { id })
+      .getRawOne<TargetUserRow>();
+    return row ?? null;
+  }
+
+  /**
+   * Changes a user's registry members (an omitted one stays). `passwordLocked` false also clears the
+   * failure count and the lock date; true keeps an existing lock date, else stamps `now`. One statement.
+   */
+  async updateMembers(
+    id: number,
+    changes: { email?: string | null; roleRegistryId?: number; active?: boolean; passwordLocked?: boolean },
+    now: Date,
+  ): Promise<void> {
+    const set: Record<string, unknown> = {};
+    if (changes.email !== undefined) set.email = changes.email;
+    if (changes.roleRegistryId !== undefined) set.roleRegistryId = changes.roleRegistryId;
+    if (changes.active !== undefined) set.active = changes.active;
+    if (changes.passwordLocked === true) {
+      set.passwordLocked = true;
+      set.passwordLockedDate = () => 'COALESCE("PasswordLockedDate", :now)';
+    } else if (changes.passwordLocked === false) {
+      Object.assign(set, { passwordLocked: false, passwordLockedDate: null, failedPasswordCount: 0 });
+    }
+    if (Object.keys(set).length === 0) return;
+    await this.repository
+      .createQueryBuilder()
+      .update(UserRegistry)
+      .set(set)
+      .where('"Id" = :id AND NOT "Deleted"', { id, now })
+      .execute();
+  }
+
+  /** Soft delete: the row stays for the audit trails; the name becomes free for a new user. */
+  async markDeleted(id: number): Promise<void> {
+    await this.repository.update({ id }, { deleted: true });
+  }
+
+  /** Every token of the user issued before `now` is refused from now on (read on every request). */
+  async revokeTokens(id: number, now: Date, tx?: EntityManager): Promise<void> {
+    await this.on(tx).update({ id }, { tokensValidFrom: now });
+  }
+
+  // ---- sign-in ----
+
+  /**
+   * The account named `name` among users not deleted, compared case-insensitively (the unique
+   * expression index `lower("Name") WHERE NOT "Deleted"` answers it).
+   */
+  findSignInAccountByName(name: string): Promise<SignInAccountRow | undefined> {
+    return this.signInAccounts().where('lower(u.name) = lower(:name) AND NOT u.deleted', { name }).getRawOne<SignInAccountRow>();
+  }
+
+  findSignInAccountById(id: number): Promise<SignInAccountRow | undefined> {
+    return this.signInAccounts().where('u.id = :id AND NOT u.deleted', { id }).getRawOne<SignInAccountRow>();
+  }
+
+  /**
+   * Counts an attempt and, when the count passes `lockAbove`, locks the account in the same statement
+   * (stamping `now` as the lock date unless it was locked already). Null when there is no such user.
+   */
+  async countAttempt(id: number, lockAbove: number, now: Date): Promise<AttemptCount | null> {
+    const result = await this.repository
+      .createQueryBuilder()
+      .update(UserRegistry)
+      .set({
+        failedPasswordCount: () => '"FailedPasswordCount" + 1',
+        passwordLocked: () => '"PasswordLocked" OR "FailedPasswordCount" + 1 > :lockAbove',
+        passwordLockedDate: () =>
+          'CASE WHEN NOT "PasswordLocked" AND "FailedPasswordCount" + 1 > :lockAbove THEN CAST(:now AS timestamptz) ELSE "PasswordLockedDate" END',
+      })
+      .where('"Id" = :id', { id, lockAbove, now })
+      .returning('"FailedPasswordCount" AS count, "PasswordLocked" AS locked')
+      .execute();
+    return (result.raw as AttemptCount[])[0] ?? null;
+  }
+
+  /** Gives one counted attempt back (never below zero); the count and lock state after it, or null. */
+  async uncountAttempt(id: number): Promise<AttemptCount | null> {
+    const result = await this.repository
+      .createQueryBuilder()
+      .update(UserRegistry)
+      .set({ failedPasswordCount: () => 'GREATEST("FailedPasswordCount" - 1, 0)' })
+      .where('"Id" = :id', { id })
+      .returning('"FailedPasswordCount" AS count, "PasswordLocked" AS locked')
+      .execute();
+    return (result.raw as AttemptCount[])[0] ?? null;
+  }
+
+  /** Whether the account is locked; true for no such user. */
+  async isLocked(id: number): Promise<boolean> {
+    const row = await this.repository.findOne({ select: { passwordLocked: true }, where: { id } });
+    return row?.passwordLocked ?? true;
+  }
+
+  /** Locks the account unless it is locked already (keeping the first lock date). */
+  async lock(id: number, now: Date): Promise<void> {
+    await this.repository
+      .createQueryBuilder()
+      .update(UserRegistry)
+      .set({ passwordLocked: true, passwordLockedDate: now })
+      .where('"Id" = :id AND NOT "PasswordLocked"', { id })
+      .execute();
+  }
+
+  /**
+   * A successful sign-in: the count reset and LastLoginDate written, only while the account is not
+   * locked and (when `countAtMost` is given) its count is at most that. False when it was not clear.
+   */
+  async recordSuccess(id: number, now: Date, countAtMost: number | null): Promise<boolean> {
+    const query = this.repository
+      .createQueryBuilder()
+      .update(UserRegistry)
+      .set({ failedPasswordCount: 0, lastLoginDate: now })
+      .where('"Id" = :id AND NOT "PasswordLocked"', { id });
+    if (countAtMost !== null) query.andWhere('"FailedPasswordCount" <= :countAtMost', { countAtMost });
+    const result = await query.returning('"Id"').execute();
+    return (result.raw as unknown[]).length > 0;
+  }
+
+  /** Stores a new password hash with its dates; `wirePasswordHash` undefined leaves that flag as it is. */
+  async setPassword(
+    id: number,
+    password: { hash: string; createdDate: Date; expiryDate: Date; wirePasswordHash?: boolean },
+    tx?: EntityManager,
+  ): Promise<void> {
+    await this.on(tx).update(
+      { id },
+      {
+        password: password.hash,
+        passwordCreatedDate: password.createdDate,
+        passwordExpiryDate: password.expiryDate,
+        ...(password.wirePasswordHash !== undefined ? { wirePasswordHash: password.wirePasswordHash } : {}),
+      },
+    );
+  }
+
+  private withRoleAndTenant(): SelectQueryBuilder<UserRegistry> {
+    return this.repository
+      .createQueryBuilder('u')
+      .innerJoin(RoleRegistry, 'r', 'r.id = u.roleRegistryId')
+      .innerJoin(TenantRegistry, 't', 't.id = r.tenantRegistryId');
+  }
+
+  private signInAccounts(): SelectQueryBuilder<UserRegistry> {
+    return this.withRoleAndTenant()
+      .select('u.id', 'id')
+      .addSelect('u.name', 'name')
+      .addSelect('u.password', 'passwordHash')
+      .addSelect('u.active AND t.active', 'active')
+      .addSelect('u.passwordLocked', 'passwordLocked')
+      .addSelect('u.passwordExpiryDate', 'passwordExpiryDate')
+      .addSelect('u.wirePasswordHash', 'wirePasswordHash')
+      .addSelect('r.tenantRegistryId', 'tenantRegistryId');
   }
 
   /**

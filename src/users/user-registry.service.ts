@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { LogoutReasonId } from '../audit/audit.types';
 import type { Principal } from '../auth/principal';
 import { Clock } from '../common/clock';
 import { badRequest, conflict, FieldProblem, notFound, serviceUnavailable } from '../common/problem';
 import { RequestContext } from '../common/request-context';
+import { Transactions } from '../database/transactions';
 import { PasswordTransport } from './password-transport';
 import { SessionRevocation } from '../sessions/session-revocation.service';
 import { PasswordHasher } from './password-hasher.service';
@@ -15,20 +14,9 @@ import { uniqueOr409 } from './registry-validation';
 import { RoleRegistryService } from './role-registry.service';
 import { ServiceChangePublisher } from './service-change.publisher';
 import { UserAccounts } from './user-accounts.service';
+import { UserRegistryRepository } from './user-registry.repository';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 
-/** Every column a page needs, never the password hash. Deleted users are absent. */
-const USER_SELECT = `
-  SELECT u."Id" AS id, u."Name" AS name, u."Email" AS email, u."RoleRegistryId" AS "roleRegistryId", r."Name" AS "roleName",
-         r."TenantRegistryId" AS "tenantRegistryId", t."Name" AS "tenantName", u."Active" AS active,
-         u."PasswordLocked" AS "passwordLocked", u."PasswordLockedDate" AS "passwordLockedDate",
-         u."FailedPasswordCount" AS "failedPasswordCount", u."PasswordExpiryDate" AS "passwordExpiryDate",
-         u."PasswordCreatedDate" AS "passwordCreatedDate", u."LastLoginDate" AS "lastLoginDate",
-         u."WirePasswordHash" AS "wirePasswordHash", u."CreatedDate" AS "createdDate", u."CreatedUser" AS "createdUser"
-    FROM "UserRegistry" u
-    JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-    JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"
-   WHERE NOT u."Deleted" AND ($1::int IS NULL OR r."TenantRegistryId" = $1)`;
 const DUPLICATE = 'A user with this name already exists.';
 const NO_USER = 'No such user.';
 const NO_ROLE = 'No such role.';
@@ -46,7 +34,8 @@ export class UserRegistryService {
   private readonly logger = new Logger('UserRegistry');
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UserRegistryRepository,
+    private readonly transactions: Transactions,
     private readonly roles: RoleRegistryService,
     private readonly accounts: UserAccounts,
     private readonly hasher: PasswordHasher,
@@ -57,7 +46,7 @@ export class UserRegistryService {
   ) {}
 
   list(principal: Principal): Promise<UserDto[]> {
-    return this.dataSource.query(`${USER_SELECT} ORDER BY u."Id"`, [tenantScope(principal)]);
+    return this.users.findVisible(tenantScope(principal));
   }
 
   async get(principal: Principal, id: number): Promise<UserDto> {
@@ -76,14 +65,20 @@ export class UserRegistryService {
     const hash = await this.hasher.hash(password.value);
     const id = await uniqueOr409(
       () =>
-        this.dataSource.transaction(async (manager) => {
-          const [row]: { id: number }[] = await manager.query(
-            `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Email", "Active", "CreatedDate", "CreatedUser")
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING "Id" AS id`,
-            [role.id, body.name, emptyToNull(body.email), body.active ?? true, this.clock.now(), principal.userName],
+        this.transactions.run(async (tx) => {
+          const userId = await this.users.create(
+            {
+              roleRegistryId: role.id,
+              name: body.name,
+              email: emptyToNull(body.email),
+              active: body.active ?? true,
+              createdDate: this.clock.now(),
+              createdUser: principal.userName,
+            },
+            tx,
           );
-          await this.accounts.setPassword(row.id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? false, manager });
-          return row.id;
+          await this.accounts.setPassword(userId, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? false, manager: tx });
+          return userId;
         }),
       DUPLICATE,
     );
@@ -105,19 +100,15 @@ export class UserRegistryService {
       if (user.id === principal.userRegistryId) throw conflict('You cannot deactivate your own account.');
       await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
     }
-    const now = this.clock.now();
-    await this.dataSource.query(
-      `UPDATE "UserRegistry"
-          SET "Email" = CASE WHEN $2 THEN $3 ELSE "Email" END,
-              "RoleRegistryId" = COALESCE($4, "RoleRegistryId"),
-              "Active" = COALESCE($5, "Active"),
-              "PasswordLocked" = COALESCE($6, "PasswordLocked"),
-              "PasswordLockedDate" = CASE WHEN $6 IS NULL THEN "PasswordLockedDate"
-                                          WHEN $6 THEN COALESCE("PasswordLockedDate", $7)
-                                          ELSE NULL END,
-              "FailedPasswordCount" = CASE WHEN $6 = false THEN 0 ELSE "FailedPasswordCount" END
-        WHERE "Id" = $1 AND NOT "Deleted"`,
-      [id, body.email !== undefined, emptyToNull(body.email), roleId, body.active ?? null, body.passwordLocked ?? null, now],
+    await this.users.updateMembers(
+      id,
+      {
+        email: body.email !== undefined ? emptyToNull(body.email) : undefined,
+        roleRegistryId: roleId ?? undefined,
+        active: body.active ?? undefined,
+        passwordLocked: body.passwordLocked ?? undefined,
+      },
+      this.clock.now(),
     );
     await this.changes.publish('UserRegistry', id, 'updated');
     return this.get(principal, id);
@@ -128,7 +119,7 @@ export class UserRegistryService {
     const user = await this.editable(principal, id);
     if (user.id === principal.userRegistryId) throw conflict('You cannot delete your own account.');
     await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
-    await this.dataSource.query(`UPDATE "UserRegistry" SET "Deleted" = true WHERE "Id" = $1`, [id]);
+    await this.users.markDeleted(id);
     await this.changes.publish('UserRegistry', id, 'deleted');
   }
 
@@ -150,7 +141,7 @@ export class UserRegistryService {
   }
 
   private async find(principal: Principal, id: number): Promise<UserDto | null> {
-    const rows: UserDto[] = await this.dataSource.query(`${USER_SELECT} AND u."Id" = $2`, [tenantScope(principal), id]);
+    const rows = await this.users.findVisible(tenantScope(principal), id);
     return rows[0] ?? null;
   }
 

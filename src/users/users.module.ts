@@ -1,18 +1,8 @@
 import { Module } from '@nestjs/common';
-import { TypeOrmModule } from '@nestjs/typeorm';
 import { PasswordTransport } from './password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
 import { PasswordHasher } from './password-hasher.service';
-import { PermissionSpecification } from './permission-specification.entity';
-import { PermissionSpecificationRepository } from './permission-specification.repository';
-import { RoleRegistryPermission } from './role-registry-permission.entity';
-import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
-import { RoleRegistry } from './role-registry.entity';
-import { RoleRegistryRepository } from './role-registry.repository';
-import { TenantRegistry } from './tenant-registry.entity';
-import { TenantRegistryRepository } from './tenant-registry.repository';
-import { UserRegistry } from './user-registry.entity';
-import { UserRegistryRepository } from './user-registry.repository';
+import { RegistryTablesModule } from './registry-tables.module';
 import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
 import { RoleRegistryService } from './role-registry.service';
 import { SeedService } from './seed.service';
@@ -25,14 +15,9 @@ import { UserRegistryService } from './user-registry.service';
 
 /** Tenants, roles, permissions, users and API keys: the registry. */
 @Module({
-  imports: [TypeOrmModule.forFeature([TenantRegistry, PermissionSpecification, RoleRegistry, RoleRegistryPermission, UserRegistry]), SessionsModule],
+  imports: [RegistryTablesModule, SessionsModule],
   controllers: [TenantRegistryController, RoleRegistryController, PermissionSpecificationController, UserRegistryController],
   providers: [
-    TenantRegistryRepository,
-    PermissionSpecificationRepository,
-    RoleRegistryRepository,
-    RoleRegistryPermissionRepository,
-    UserRegistryRepository,
     PasswordHasher,
     SeedService,
     UserAccounts,
@@ -49,9 +34,7 @@ import { UserRegistryService } from './user-registry.service';
     ServiceChangePublisher,
     RoleRegistryService,
     PasswordTransport,
-    UserRegistryRepository,
-    PermissionSpecificationRepository,
-    TypeOrmModule,
+    RegistryTablesModule,
   ],
 })
 export class UsersModule {}

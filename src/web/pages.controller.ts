@@ -3,7 +3,8 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
-import { TokenService } from '../auth/token.service';
+import { JwtStrategy } from '../auth/jwt.strategy';
+import { SlidingRefresh } from '../auth/sliding-refresh';
 import { Public } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { notFound } from '../common/problem';
@@ -30,7 +31,8 @@ function mayOpen(principal: Principal, access: PageAccess): boolean {
 export class PagesController {
   constructor(
     private readonly authenticator: Authenticator,
-    private readonly tokens: TokenService,
+    private readonly jwt: JwtStrategy,
+    private readonly refresh: SlidingRefresh,
     private readonly cookies: SessionCookies,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
@@ -53,13 +55,14 @@ export class PagesController {
     }
 
     if (page.access !== 'anonymous') {
-      const principal = await this.authenticator.tryAuthenticate(req, res);
+      const principal = await this.authenticator.tryAuthenticate(req);
       if (!principal) {
         const back = isLocalPath(req.originalUrl) ? req.originalUrl : page.path;
-        const ended = this.endedSession(req, res);
+        const ended = await this.endedSession(req, res);
         res.redirect(302, `/Account/Login?returnUrl=${encodeURIComponent(back)}${ended ? `&session=${ended}` : ''}`);
         return;
       }
+      this.refresh.renew(req, res, principal);
       if (!mayOpen(principal, page.access)) {
         res.status(403).type('html').send(pageShell(page, { status: 'forbidden' }));
         return;
@@ -74,11 +77,11 @@ export class PagesController {
    * was ended: a sign-out elsewhere, a password change, an administrator), 'expired' otherwise. The
    * dead cookies are cleared. Only the browser's own cookie is looked at, so nothing is revealed.
    */
-  private endedSession(req: Request, res: Response): 'ended' | 'expired' | null {
+  private async endedSession(req: Request, res: Response): Promise<'ended' | 'expired' | null> {
     const credential = presentedCredential(req);
     if (credential?.type !== 'Cookie') return null;
     this.cookies.clear(req, res);
-    return this.tokens.verify(credential.value) ? 'ended' : 'expired';
+    return (await this.jwt.verify(credential.value)) ? 'ended' : 'expired';
   }
 }
 

@@ -1,4 +1,6 @@
+import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +32,10 @@ export interface StartOptions {
   /** Use the real clock instead of a ManualClock (for tests of timers). */
   realClock?: boolean;
   clock?: ManualClock;
+  /** Leave the once-a-minute cron jobs running (they are stopped by default, see below). */
+  cronJobs?: boolean;
+  /** The application's logger (default: Nest's console logger at error and warn). */
+  logger?: LoggerService;
 }
 
 /**
@@ -50,12 +56,19 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
       // Every test signs in from 127.0.0.1, many failing on purpose; the throttle's own tests
       // (test/sign-in-throttle.e2e-spec.ts) turn it on with the value they exercise.
       SignInThrottle: '0',
+      // Test files (and other runs) share one Redis: each deployment, i.e. each database, gets its own
+      // channels, so a logout of user 1 in one file never closes a stream of user 1 in another.
+      RedisChannelPrefix: `${db.name}:`,
       ...options.env,
     }),
   );
   const clock = options.clock ?? new ManualClock(Date.now());
-  const app = await createApp(settings, { clock: options.realClock ? undefined : clock, logger: ['error', 'warn'] });
+  const app = await createApp(settings, { clock: options.realClock ? undefined : clock, logger: options.logger ?? ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
+  // The once-a-minute cron jobs run on the real clock, on the minute, and would land in the middle of a
+  // test; tests call the services those jobs call at the moments they choose (the jobs' own wiring is
+  // tested in test/scheduler.e2e-spec.ts, which keeps them).
+  if (!options.cronJobs) for (const job of app.get(SchedulerRegistry).getCronJobs().values()) await job.stop();
   const address = app.getHttpServer().address() as { port: number };
   const url = `http://127.0.0.1:${address.port}`;
   return {

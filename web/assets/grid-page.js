@@ -4,7 +4,7 @@
 // number included, so a reload or a shared link shows the same view.
 import { api, humanise, problemLines } from './api.js';
 import { clear, field, focusOn, formatDate, formatMeasure, formatMicroseconds, formatNumber, h, notice } from './dom.js';
-import { GRIDS, PASSWORD_CHANGE_REQUESTED } from './grids.js';
+import { FAILURE_NOTES, GRIDS, PASSWORD_CHANGE_REQUESTED } from './grids.js';
 import { histogram } from './histogram.js';
 import { content, startPage } from './layout.js';
 
@@ -226,9 +226,7 @@ function cell(column, row) {
       return td(
         {},
         empty ? '' : String(value),
-        row.failureTypeId === PASSWORD_CHANGE_REQUESTED
-          ? h('span', { class: 'cell-note' }, 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).')
-          : null,
+        FAILURE_NOTES[row.failureTypeId] ? h('span', { class: 'cell-note' }, FAILURE_NOTES[row.failureTypeId]) : null,
       );
     case 'sessionStart':
       return empty

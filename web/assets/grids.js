@@ -41,8 +41,22 @@ export const FAILURE_REASONS = [
   [12, 'Throttled'],
 ];
 
+/** The reasons of UserLogout (service.md 2.4, contract 14), by ReasonId, worded as the API's reason member. */
+export const LOGOUT_REASONS = [
+  [1, 'The user logged out'],
+  [2, 'An administrator revoked the sessions'],
+  [3, 'A password change revoked the sessions'],
+  [4, 'One session was ended'],
+];
+
 /** FailureTypeId 4: how a forced password change is asked for, not an attack (see grid-page.js). */
 export const PASSWORD_CHANGE_REQUESTED = 4;
+
+/** What a reason means where its short name does not say it (shown under it in the grid). */
+export const FAILURE_NOTES = {
+  4: 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).',
+  12: 'Too many failed sign-ins from this address recently (SignInThrottle): refused without checking the password.',
+};
 
 // Column kinds: date, text, number (with `unit: 'µs'` for durations shown in ms/s/min), guid (a
 // short form with the full value on hover), outcome (UserLogin's Failed flag). `optional` columns
@@ -88,6 +102,7 @@ export const GRIDS = {
   UserLogout: {
     api: '/api/UserLogout',
     search: 'User, cut by, address, user agent, reason or message',
+    filters: [{ param: 'reasonId', label: 'Reason', all: 'Any reason', options: LOGOUT_REASONS }],
     columns: [
       date('createdDate', 'Date'),
       text('createdUser', 'User'),

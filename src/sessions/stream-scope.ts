@@ -1,0 +1,66 @@
+import { CHANNELS } from '../bus/bus';
+import { Permission } from '../users/permissions';
+
+/** What a stream's caller may read (contract 13): its tenant, whether it is a landlord, its permissions. */
+export interface StreamScope {
+  tenantRegistryId: number;
+  landlord: boolean;
+  permissions: number[];
+}
+
+/** Who may receive one bus message: landlords always; others only within `tenantRegistryId`, holding `permission`. */
+export interface Audience {
+  /** Null: landlords only. */
+  tenantRegistryId: number | null;
+  /** A permission the caller must hold besides being in the tenant; null for none. */
+  permission: number | null;
+}
+
+const LANDLORDS_ONLY: Audience = { tenantRegistryId: null, permission: null };
+
+/**
+ * The permission each kind of registry entry is read with through its routes (contract 6): tenants
+ * are the landlord's alone, roles need 34, users and their keys 35.
+ */
+const READ_PERMISSION: Record<string, number | null> = {
+  UserRegistry: Permission.ReadWriteSecurityUser,
+  UserRegistryApiKey: Permission.ReadWriteSecurityUser,
+  RoleRegistry: Permission.ReadWriteSecurityRole,
+};
+
+function tenantOf(value: unknown): number | null {
+  const tenant = (value as { tenantRegistryId?: unknown } | null)?.tenantRegistryId;
+  return typeof tenant === 'number' && Number.isSafeInteger(tenant) ? tenant : null;
+}
+
+/**
+ * The audience of a message, decided once per message, deny by default: anything that does not say
+ * which tenant it belongs to (or is not JSON, or names an unknown kind of entry) reaches landlord
+ * streams only.
+ * - Watcher: the streams of the message's `tenantRegistryId`, and landlords.
+ * - ServiceChange: those who could read the changed entry through the registry routes: same tenant
+ *   and the entry's read permission; tenants themselves, landlords only.
+ */
+export function audienceOf(channel: string, raw: string): Audience {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return LANDLORDS_ONLY;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return LANDLORDS_ONLY;
+  const tenantRegistryId = tenantOf(value);
+  if (tenantRegistryId === null) return LANDLORDS_ONLY;
+  if (channel === CHANNELS.watcher) return { tenantRegistryId, permission: null };
+  if (channel === CHANNELS.serviceChange) {
+    const permission = READ_PERMISSION[String((value as { entity?: unknown }).entity)];
+    return permission === undefined || permission === null ? LANDLORDS_ONLY : { tenantRegistryId, permission };
+  }
+  return LANDLORDS_ONLY;
+}
+
+export function mayReceive(scope: StreamScope, audience: Audience): boolean {
+  if (scope.landlord) return true;
+  if (audience.tenantRegistryId === null || audience.tenantRegistryId !== scope.tenantRegistryId) return false;
+  return audience.permission === null || scope.permissions.includes(audience.permission);
+}

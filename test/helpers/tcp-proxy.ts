@@ -1,0 +1,134 @@
+import { createServer, Server, Socket, connect } from 'node:net';
+
+/**
+ * A small TCP proxy of the tests' own, put between the service and PostgreSQL or Redis so a test can
+ * cut the network in the middle of a run, both ways a real network fails:
+ *
+ * - `refuse()`: every connection is cut (reset) and new ones are refused, like a server that went
+ *   down or a firewall that rejects;
+ * - `blackhole()`: connections stay open and new ones are accepted, but every byte is silently
+ *   dropped in both directions, like a partition or a stalled server: nothing fails, nothing answers;
+ * - `restore()`: traffic flows again. Connections that lived through a black hole are reset (their
+ *   streams lost bytes and can never be trusted again); the peers reconnect.
+ *
+ * The real servers are never touched.
+ */
+export interface TcpProxy {
+  port: number;
+  /** `postgres://…` / `redis://…` URL of the target with host and port replaced by the proxy's. */
+  url(targetUrl: string): string;
+  mode: 'pass' | 'refuse' | 'blackhole';
+  refuse(): Promise<void>;
+  blackhole(): void;
+  restore(): Promise<void>;
+  /** Connections accepted since the start (to see that a client reconnected). */
+  readonly accepted: number;
+  close(): Promise<void>;
+}
+
+interface Pair {
+  client: Socket;
+  upstream: Socket | null;
+  /** Lived through a black hole: reset on restore. */
+  tainted: boolean;
+}
+
+export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
+  const pairs = new Set<Pair>();
+  let mode: TcpProxy['mode'] = 'pass';
+  let accepted = 0;
+  let server: Server;
+
+  const drop = (pair: Pair) => {
+    pair.client.resetAndDestroy();
+    pair.upstream?.resetAndDestroy();
+    pairs.delete(pair);
+  };
+
+  const onConnection = (client: Socket) => {
+    accepted++;
+    const pair: Pair = { client, upstream: null, tainted: mode === 'blackhole' };
+    pairs.add(pair);
+    client.on('error', () => drop(pair));
+    client.on('close', () => drop(pair));
+    if (mode === 'blackhole') {
+      // Accepted, then silence: whatever the client sends is read and thrown away.
+      client.on('data', () => undefined);
+      return;
+    }
+    const upstream = connect(targetPort, targetHost);
+    pair.upstream = upstream;
+    upstream.on('error', () => drop(pair));
+    upstream.on('close', () => drop(pair));
+    // Forward only while passing; in a black hole the bytes are read and dropped (the sockets stay open).
+    client.on('data', (chunk) => {
+      if (mode === 'pass' && !pair.tainted) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (mode === 'pass' && !pair.tainted) client.write(chunk);
+    });
+  };
+
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server = createServer(onConnection);
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  const stopListening = () => new Promise<void>((resolve) => server.close(() => resolve()));
+
+  await listen(0);
+  const port = (server!.address() as { port: number }).port;
+
+  return {
+    port,
+    url(targetUrl: string) {
+      const url = new URL(targetUrl);
+      url.hostname = '127.0.0.1';
+      url.port = String(port);
+      return url.toString();
+    },
+    get mode() {
+      return mode;
+    },
+    get accepted() {
+      return accepted;
+    },
+    async refuse() {
+      if (mode === 'refuse') return;
+      mode = 'refuse';
+      // Nothing listens on the port any more: a connection attempt is refused by the kernel.
+      const closed = stopListening();
+      for (const pair of [...pairs]) drop(pair);
+      await closed;
+    },
+    blackhole() {
+      if (mode === 'refuse') throw new Error('restore() before black-holing a refused proxy');
+      mode = 'blackhole';
+      for (const pair of pairs) pair.tainted = true;
+    },
+    async restore() {
+      if (mode === 'refuse') {
+        // Listen on the same port again (a moment after closing, another process may not have it).
+        for (let attempt = 0; ; attempt++) {
+          try {
+            await listen(port);
+            break;
+          } catch (error) {
+            if (attempt >= 50) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+        }
+      }
+      mode = 'pass';
+      for (const pair of [...pairs]) if (pair.tainted) drop(pair);
+    },
+    async close() {
+      for (const pair of [...pairs]) drop(pair);
+      if (mode !== 'refuse') await stopListening();
+    },
+  };
+}
