@@ -99,13 +99,17 @@ class ReadSession {
    *   prefers a parallel bitmap scan and a sort (cheaper in its model), which sends nothing until the
    *   sort is done and measured 90-130 ms against 35-75 ms for the ordered index scan (71,000 rows);
    *   with sorting discouraged it streams the index order from the first row.
+   * - `clientPaced`: no statement_timeout (the watchdog of the COPY bounds the server instead).
    */
-  async bind(params: Params, planner: boolean, ordered: boolean): Promise<void> {
+  async bind(params: Params, planner: boolean, ordered: boolean, clientPaced = false): Promise<void> {
     const sets = params.values.map(({ type, lowered }, i) => {
       const text = `$${i + 1}::${type}::text`;
       return `set_config('${params.name(i + 1)}', ${lowered ? `lower(${text})` : text}, false)`;
     });
     if (planner) sets.unshift(`set_config('jit', 'off', false)`, `set_config('enable_sort', '${ordered ? 'off' : 'on'}', false)`);
+    // A statement paced by its HTTP client lasts as long as the client reads; its deadline on the
+    // server's side is the COPY's silence watchdog instead (see BinaryCopy).
+    if (planner && clientPaced) sets.unshift(`set_config('statement_timeout', '0', false)`);
     if (sets.length === 0) return;
     await this.client.query(`SELECT ${sets.join(', ')}`, params.values.map((v) => v.value));
     this.bound = Math.max(this.bound, params.values.length);
@@ -120,7 +124,7 @@ class ReadSession {
   /** Leaves no read values behind on a pooled connection, and its planner settings as they were. */
   async clear(): Promise<void> {
     const sets = Array.from({ length: this.bound }, (_, i) => `set_config('${this.prefix}${i + 1}', '', false)`);
-    if (this.tuned) sets.push(`(SELECT array_agg(set_config(name, reset_val, false)) FROM pg_settings WHERE name IN ('jit', 'enable_sort'))`);
+    if (this.tuned) sets.push(`(SELECT array_agg(set_config(name, reset_val, false)) FROM pg_settings WHERE name IN ('jit', 'enable_sort', 'statement_timeout'))`);
     if (sets.length > 0) await this.client.query(`SELECT ${sets.join(', ')}`);
     this.bound = 0;
     this.tuned = false;
@@ -235,10 +239,14 @@ export class ReadEngine {
 
   /** Planner settings per read; not on the embedded PGlite, whose connections share one session. */
   private readonly tunePlanner: boolean;
+  /** The pool's deadline on a statement (query_timeout), for a streamed read's silence watchdog. */
+  private readonly silenceMs: number | null;
 
   constructor(@InjectDataSource() dataSource: DataSource) {
     this.pool = (dataSource.driver as PostgresDriver).master as Pool;
-    this.tunePlanner = (dataSource.options as { extra?: { stream?: unknown } }).extra?.stream === undefined;
+    const extra = (dataSource.options as { extra?: { stream?: unknown; query_timeout?: unknown } }).extra;
+    this.tunePlanner = extra?.stream === undefined;
+    this.silenceMs = typeof extra?.query_timeout === 'number' && extra.query_timeout > 0 ? extra.query_timeout : null;
   }
 
   /**
@@ -250,7 +258,7 @@ export class ReadEngine {
     await this.session(async (session) => {
       let s = this.statement(table, query, principal, session.params(), seed, null);
       let sql = copyOf(this.jsonSql(table, query, s));
-      await session.bind(s.params, this.tunePlanner, this.orderedByIndex(table, query));
+      await session.bind(s.params, this.tunePlanner, this.orderedByIndex(table, query), true);
       if ((await this.searchForm(session, table, query, s)) === 'indexed') {
         // Same values in the same order: the settings just bound serve this text too.
         s = this.statement(table, query, principal, session.params(), seed, null, 'indexed');
@@ -312,7 +320,7 @@ export class ReadEngine {
           session.broken = true;
           copy.cancel();
         }
-      });
+      }, this.silenceMs);
       try {
         await copy.run(session.client);
       } catch (error) {
