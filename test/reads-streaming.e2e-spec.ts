@@ -1,6 +1,8 @@
 import type { Socket } from 'node:net';
 import { ARCHIVER_STAGE_NAMES } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
+import { createTestDatabase, TestDatabase } from './helpers/database';
+import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { Browser } from './helpers/http';
 import { RawRequest } from './helpers/raw-http';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -87,17 +89,22 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
       [t.db.name],
     );
 
-  /** n ArchiverWarning rows over the last 50 minutes, with microseconds, NULLs, ties and text that needs escaping. */
-  async function archiverWarnings(n: number): Promise<void> {
+  /**
+   * n ArchiverWarning rows over the last 50 minutes, with microseconds, NULLs, ties and text that needs
+   * escaping. `padding`: characters added to every model name, to make an answer larger than every
+   * buffer between PostgreSQL and the client (≈ 15 MB on loopback), so a reader that stops holds the
+   * COPY itself back.
+   */
+  async function archiverWarnings(n: number, padding = 0): Promise<void> {
     await t.db.query(
       `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "EntityAnalysisModelInstanceEntryGuid",
                                       "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
        SELECT d - interval '3 seconds', md5((g % 5)::text)::uuid,
-              CASE g % 4 WHEN 0 THEN 'Model "quoted" \\ back' WHEN 1 THEN E'line\\nbreak\\ttab é ✓' WHEN 2 THEN '=SUM(A1)' ELSE 'plain, comma' END,
+              CASE g % 4 WHEN 0 THEN 'Model "quoted" \\ back' WHEN 1 THEN E'line\\nbreak\\ttab é ✓' WHEN 2 THEN '=SUM(A1)' ELSE 'plain, comma' END || repeat('x', $3::int),
               CASE WHEN g % 2 = 0 THEN NULL ELSE md5(g::text)::uuid END,
               1 + g % 4, (g % 7) * 1000003 + 17, d, CASE WHEN g % 3 = 0 THEN NULL ELSE 'node-' || (g % 3) END
          FROM generate_series(1, $2::int) g, LATERAL (SELECT $1::timestamptz - g * (interval '50 minutes' / $2::int) - interval '0.000777 s' AS d) x`,
-      [new Date(t.clock.nowMs()), n],
+      [new Date(t.clock.nowMs()), n, padding],
     );
   }
 
@@ -199,7 +206,7 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
   });
 
   it('cuts the answer off when the database fails after the first byte: the client never gets a shorter valid document', async () => {
-    await archiverWarnings(100_000);
+    await archiverWarnings(100_000, 1000);
     const reader = raw('/api/ArchiverWarning', bearer());
     await reader.atLeast(1);
     reader.pause();
@@ -223,7 +230,8 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
   });
 
   it('ends a JSON reader that takes no data for 30 s and gives its database connection back', async () => {
-    await archiverWarnings(100_000);
+    // ≈ 110 MB of rows: far more than the buffers can hide, so the COPY stays blocked on the reader.
+    await archiverWarnings(100_000, 1000);
     const reader = raw('/api/ArchiverWarning', bearer());
     await reader.atLeast(1);
     reader.pause();
@@ -309,5 +317,48 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
       await request.closedByServer();
       expect(request.response().complete).toBe(false);
     }
+  });
+});
+
+describe('a streamed answer when PostgreSQL goes silent (every wait has a deadline)', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    proxy = await startTcpProxy(Number(new URL(db.url).port || 5432));
+    t = await startTestApp({ db, env: { ConnectionString: proxy.url(db.url), DatabaseQueryTimeoutMilliseconds: '1500' } });
+  });
+  afterAll(async () => {
+    await proxy.restore();
+    await t.close();
+    await proxy.close();
+    await db.drop();
+  });
+
+  it('cuts the answer off when rows stop coming while the client reads on, and the service reads again once the network is back', async () => {
+    const { token } = await signInAdministrator(t);
+    await db.query(
+      `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
+       SELECT d, md5(g::text)::uuid, 'Model ' || (g % 20), 1 + g % 4, g, d, 'node-a'
+         FROM generate_series(1, 100000) g, LATERAL (SELECT $1::timestamptz - g * interval '30 ms' AS d) x`,
+      [new Date(t.clock.nowMs())],
+    );
+    const reader = new RawRequest(t.url, '/api/ArchiverWarning', { authorization: `Bearer ${token}` });
+    await reader.atLeast(1);
+    proxy.blackhole();
+    // The reader keeps reading: nothing holds the service back but the database's silence.
+    await reader.closedByServer();
+    const { status, body, complete } = reader.response();
+    expect(status).toBe(200);
+    expect(complete).toBe(false);
+    expect(() => JSON.parse(body.toString('utf8'))).toThrow();
+    await proxy.restore();
+    const again = await eventually(async () => {
+      const res = await fetch(`${t.url}/api/ArchiverWarning?take=5`, { headers: { authorization: `Bearer ${token}` } });
+      return res.status === 200 ? ((await res.json()) as { total: number }) : null;
+    });
+    expect(again.total).toBe(100_000);
   });
 });

@@ -8,10 +8,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'UserLogin' })
 @Index('IX_UserLogin_CreatedDate', { synchronize: false })
 @Index('IX_UserLogin_Tenant_CreatedDate', { synchronize: false })
-@Index('IX_UserLogin_CreatedUser_Trgm', { synchronize: false })
-@Index('IX_UserLogin_RemoteIp_Trgm', { synchronize: false })
-@Index('IX_UserLogin_UserAgent_Trgm', { synchronize: false })
-@Index('IX_UserLogin_FailureMessage_Trgm', { synchronize: false })
+@Index('IX_UserLogin_SearchText_Trgm', { synchronize: false })
 export class UserLogin {
   /** bigint: the driver returns it as a string. */
   @PrimaryGeneratedColumn('identity', { name: 'Id', type: 'bigint', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'UserLogin_pkey' })
@@ -27,4 +24,9 @@ export class UserLogin {
   @Column({ name: 'RemoteIp', type: 'varchar', length: 64, nullable: true }) remoteIp!: string | null;
   @Column({ name: 'LocalIp', type: 'varchar', length: 64, nullable: true }) localIp!: string | null;
   @Column({ name: 'UserAgent', type: 'varchar', length: 512, nullable: true }) userAgent!: string | null;
+  /**
+   * lower() of the searched columns joined by U+001F, kept by a trigger (migration AuditSearchText):
+   * what `search` matches. Never written or read through the entity.
+   */
+  @Column({ name: 'SearchText', type: 'text', nullable: true, insert: false, update: false, select: false }) searchText!: string | null;
 }

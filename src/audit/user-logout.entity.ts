@@ -8,11 +8,7 @@ import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 @Entity({ name: 'UserLogout' })
 @Index('IX_UserLogout_CreatedDate', { synchronize: false })
 @Index('IX_UserLogout_Tenant_CreatedDate', { synchronize: false })
-@Index('IX_UserLogout_CreatedUser_Trgm', { synchronize: false })
-@Index('IX_UserLogout_CutByUser_Trgm', { synchronize: false })
-@Index('IX_UserLogout_RemoteIp_Trgm', { synchronize: false })
-@Index('IX_UserLogout_UserAgent_Trgm', { synchronize: false })
-@Index('IX_UserLogout_Message_Trgm', { synchronize: false })
+@Index('IX_UserLogout_SearchText_Trgm', { synchronize: false })
 export class UserLogout {
   /** bigint: the driver returns it as a string. */
   @PrimaryGeneratedColumn('identity', { name: 'Id', type: 'bigint', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'UserLogout_pkey' })
@@ -29,4 +25,9 @@ export class UserLogout {
   @Column({ name: 'SessionStartDate', type: 'timestamptz', nullable: true }) sessionStartDate!: Date | null;
   @Column({ name: 'CutByUser', type: 'varchar', length: 256, nullable: true }) cutByUser!: string | null;
   @Column({ name: 'Message', type: 'varchar', length: 512, nullable: true }) message!: string | null;
+  /**
+   * lower() of the searched columns joined by U+001F, kept by a trigger (migration AuditSearchText):
+   * what `search` matches. Never written or read through the entity.
+   */
+  @Column({ name: 'SearchText', type: 'text', nullable: true, insert: false, update: false, select: false }) searchText!: string | null;
 }

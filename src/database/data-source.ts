@@ -5,6 +5,8 @@ import { MIGRATIONS } from './migrations';
 
 /** Key of the PostgreSQL advisory lock that serialises migrations across nodes starting together. */
 const MIGRATION_LOCK_KEY = 7_206_310_451;
+/** How often a node waiting for another node's migrations asks for the lock again. */
+const MIGRATION_LOCK_POLL_MS = 200;
 
 /** Pool options beyond the URL: idle timeout (DatabasePoolIdleTimeoutMilliseconds), the embedded stream. */
 export interface PoolOptions {
@@ -42,7 +44,12 @@ export async function migrate(dataSource: DataSource): Promise<void> {
   try {
     // A migration may build an index for minutes, and the lock waits for another node's migrations.
     await withoutDeadlines(connection, (sql) => runner.query(sql), async () => {
-      await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+      // Wait for the lock between statements, never inside one: a migration that builds an index
+      // CONCURRENTLY waits for every transaction with an older snapshot, and a second node blocked in
+      // pg_advisory_lock() would be one, waiting in turn for the first node's lock (a deadlock).
+      while (!((await runner.query('SELECT pg_try_advisory_lock($1) AS locked', [MIGRATION_LOCK_KEY])) as { locked: boolean }[])[0].locked) {
+        await new Promise((resolve) => setTimeout(resolve, MIGRATION_LOCK_POLL_MS));
+      }
       try {
         const executor = new MigrationExecutor(dataSource, runner);
         executor.transaction = 'each';

@@ -1,4 +1,5 @@
 import type { ClientBase } from 'pg';
+import { DatabaseUnavailableError } from '../database/deadlines';
 
 /** The signature that opens PostgreSQL's binary COPY format. */
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
@@ -39,10 +40,18 @@ export class BinaryCopy {
   private settled = false;
   private failure: Error | null = null;
   private readonly row: CopyRow = { buffer: Buffer.alloc(0), count: 0, starts: [], lengths: [] };
+  private paused = false;
+  private silence: NodeJS.Timeout | null = null;
 
+  /**
+   * `silenceMs`: the longest PostgreSQL may send nothing while this is reading (not paused); then
+   * the COPY is cancelled and fails as the database being unavailable (503 before the first byte). A COPY paced by a slow consumer
+   * cannot carry a server-side statement_timeout, so this is its deadline on the server's side.
+   */
   constructor(
     private readonly sql: string,
     private readonly onRow: (row: CopyRow) => void,
+    private readonly silenceMs: number | null = null,
   ) {
     this.done = new Promise<void>((resolve, reject) => {
       this.resolve = resolve;
@@ -59,10 +68,14 @@ export class BinaryCopy {
   }
 
   pause(): void {
+    this.paused = true;
+    this.stopWatch();
     this.connection?.stream.pause();
   }
 
   resume(): void {
+    this.paused = false;
+    this.watch();
     this.connection?.stream.resume();
   }
 
@@ -79,9 +92,11 @@ export class BinaryCopy {
   submit(connection: Connection): void {
     this.connection = connection;
     connection.query(this.sql);
+    this.watch();
   }
 
   handleCopyData(message: { chunk: Buffer }): void {
+    if (!this.paused) this.watch();
     if (this.failure) return;
     try {
       this.parse(message.chunk);
@@ -96,7 +111,7 @@ export class BinaryCopy {
   }
 
   handleError(error: Error): void {
-    this.settle(error);
+    this.settle(this.failure ?? error);
   }
 
   handleReadyForQuery(): void {
@@ -109,7 +124,22 @@ export class BinaryCopy {
   handleEmptyQuery(): void {}
   handlePortalSuspended(): void {}
 
+  private watch(): void {
+    if (this.silenceMs === null || this.settled) return;
+    this.stopWatch();
+    this.silence = setTimeout(() => {
+      this.failure ??= new DatabaseUnavailableError(`PostgreSQL sent nothing for ${this.silenceMs} ms during a read`);
+      this.cancel();
+    }, this.silenceMs);
+  }
+
+  private stopWatch(): void {
+    if (this.silence) clearTimeout(this.silence);
+    this.silence = null;
+  }
+
   private settle(error: Error | null): void {
+    this.stopWatch();
     if (this.settled) return;
     this.settled = true;
     if (error) this.reject(error);
@@ -126,12 +156,13 @@ export class BinaryCopy {
     }
     const row = this.row;
     row.buffer = chunk;
+    // Lengths are read byte by byte: on every field of every row, this beats Buffer's checked readers.
     while (at < chunk.length) {
-      const count = chunk.readInt16BE(at);
+      const count = (chunk[at] << 8) | chunk[at + 1];
       at += 2;
-      if (count === -1) return; // trailer
+      if (count === 0xffff) return; // trailer (-1)
       for (let i = 0; i < count; i++) {
-        const length = chunk.readInt32BE(at);
+        const length = (chunk[at] << 24) | (chunk[at + 1] << 16) | (chunk[at + 2] << 8) | chunk[at + 3];
         at += 4;
         row.starts[i] = at;
         row.lengths[i] = length;

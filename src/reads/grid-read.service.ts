@@ -31,6 +31,11 @@ export class GridReads {
   async answer(table: ReadTable, req: Request, res: Response, principal: Principal): Promise<void> {
     const query = parseReadQuery(table, req.query as Record<string, unknown>, this.clock.nowMs(), req.get('accept'));
     const release = query.csv ? this.limits.claimExport(principal) : await this.limits.claimRead();
+    if (req.socket.destroyed) {
+      // Gone while waiting for a read slot: nothing to do.
+      release();
+      return;
+    }
     const answer = new AnswerStream(res, negotiateEncoding(req.get('accept-encoding')), this.clock);
     try {
       if (query.csv) await this.engine.streamCsv(table, query, principal, answer, table.table);

@@ -43,6 +43,12 @@ export interface ReadTable {
   /** Columns (over alias `t`) matched by `search` as a case-insensitive substring; none: search ignored. */
   searchColumns: string[];
   /**
+   * A column (over alias `t`) holding lower() of the search columns joined by U+001F, kept by the
+   * database: `search` then matches it with one LIKE instead of an ILIKE per column (same rows, a
+   * fraction of the cost; see migration AuditSearchText).
+   */
+  searchText?: string;
+  /**
    * Lookup members (row member names, e.g. failureReason) whose shown name `search` also matches: the
    * codes whose name contains the text are found here and matched as a list, so a person can search
    * for the words the grid shows ("did not match") although the table stores only the code.

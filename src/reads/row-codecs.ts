@@ -47,13 +47,9 @@ function jsonString(out: ByteWriter, b: Buffer, start: number, end: number): voi
       return;
     }
   }
-  const target = out.reserve(end - start + 2);
-  let at = out.at;
-  target[at++] = QUOTE;
-  b.copy(target, at, start, end);
-  at += end - start;
-  target[at++] = QUOTE;
-  out.advance(at - out.at);
+  out.byte(QUOTE);
+  out.bytes(b, start, end);
+  out.byte(QUOTE);
 }
 
 const numberText = (value: number) => (Object.is(value, -0) ? '-0' : String(value));
@@ -63,7 +59,11 @@ function integer(sqlType: string, read: (b: Buffer, at: number) => number | bigi
     sqlType,
     textual: false,
     date: false,
-    json: (out, b, start) => out.ascii(String(read(b, start))),
+    json: (out, b, start) => {
+      const value = read(b, start);
+      if (typeof value === 'number') out.integer(value);
+      else out.ascii(value.toString());
+    },
     cell: (b, start) => String(read(b, start)),
     key: (b, start) => String(read(b, start)),
   };
@@ -152,9 +152,17 @@ function jsonDocument(sqlType: string, skip: number): ColumnCodec {
  * mostly share their second, so the text up to the second is remembered.
  */
 class Timestamps {
-  private second = Number.NaN;
-  private prefix = '';
+  /**
+   * "YYYY-MM-DDTHH:MM:SS." of recent seconds, as text and as bytes, in 16 slots by second. A row
+   * usually has two dates (when it happened, when it was written) some seconds apart, so one
+   * remembered second would be replaced at every value.
+   */
+  private readonly seconds = new Float64Array(16).fill(Number.NaN);
+  private readonly prefixes: string[] = new Array<string>(16).fill('');
+  private readonly prefixBytes: Uint8Array[] = new Array<Uint8Array>(16).fill(new Uint8Array(0));
+  private slot = 0;
 
+  /** Milliseconds since the Unix epoch and the microseconds beyond them, or the name of an infinity. */
   private split(b: Buffer, start: number): { ms: number; micro: number } | string {
     const us = int64(b, start);
     if (typeof us === 'bigint') {
@@ -166,25 +174,50 @@ class Timestamps {
     return { ms: (us - micro) / 1000 + PG_EPOCH_MS, micro };
   }
 
-  private text(ms: number, digits: string): string {
+  /** The milliseconds within the second of `ms`; `slot` then names that second's prefix. */
+  private within(ms: number): number {
     const milli = ((ms % 1000) + 1000) % 1000;
     const second = (ms - milli) / 1000;
-    if (second !== this.second) {
+    const slot = second & 15;
+    if (this.seconds[slot] !== second) {
       // toISOString ends in ".sssZ"; keep everything before the milliseconds.
-      this.prefix = new Date(second * 1000).toISOString().slice(0, -4);
-      this.second = second;
+      const prefix = new Date(second * 1000).toISOString().slice(0, -4);
+      this.prefixes[slot] = prefix;
+      this.prefixBytes[slot] = Buffer.from(prefix, 'latin1');
+      this.seconds[slot] = second;
     }
-    return `${this.prefix}${String(milli).padStart(3, '0')}${digits}Z`;
+    this.slot = slot;
+    return milli;
+  }
+
+  json(out: ByteWriter, b: Buffer, start: number): void {
+    const us = int64(b, start);
+    if (typeof us === 'bigint') {
+      out.ascii(`"${this.split(b, start) as string}"`);
+      return;
+    }
+    const micro = ((us % 1000) + 1000) % 1000;
+    const milli = this.within((us - micro) / 1000 + PG_EPOCH_MS);
+    out.byte(QUOTE);
+    const prefix = this.prefixBytes[this.slot];
+    out.bytes(prefix, 0, prefix.length);
+    out.padded(milli, 3);
+    out.byte(0x5a); // Z
+    out.byte(QUOTE);
   }
 
   iso(b: Buffer, start: number): string {
     const parts = this.split(b, start);
-    return typeof parts === 'string' ? parts : this.text(parts.ms, '');
+    if (typeof parts === 'string') return parts;
+    const milli = this.within(parts.ms);
+    return `${this.prefixes[this.slot]}${String(milli).padStart(3, '0')}Z`;
   }
 
   exact(b: Buffer, start: number): string {
     const parts = this.split(b, start);
-    return typeof parts === 'string' ? parts : this.text(parts.ms, String(parts.micro).padStart(3, '0'));
+    if (typeof parts === 'string') return parts;
+    const milli = this.within(parts.ms);
+    return `${this.prefixes[this.slot]}${String(milli).padStart(3, '0')}${String(parts.micro).padStart(3, '0')}Z`;
   }
 }
 
@@ -193,11 +226,7 @@ const timestamptz: ColumnCodec = {
   sqlType: 'timestamptz',
   textual: false,
   date: true,
-  json: (out, b, start) => {
-    out.byte(QUOTE);
-    out.ascii(timestamps.iso(b, start));
-    out.byte(QUOTE);
-  },
+  json: (out, b, start) => timestamps.json(out, b, start),
   cell: (b, start) => timestamps.iso(b, start),
   key: (b, start) => timestamps.exact(b, start),
 };

@@ -1,7 +1,9 @@
 import { InitialSchema1763800000000 } from './1763800000000-InitialSchema';
 import { ReadIndexes1763904000000 } from './1763904000000-ReadIndexes';
 import { SignInThrottle1764200000000 } from './1764200000000-SignInThrottle';
+import { AuditSearchText1764400000000 } from './1764400000000-AuditSearchText';
+import { AppendOnlyAutovacuum1764400000001 } from './1764400000001-AppendOnlyAutovacuum';
 import { UserSession1764500000000 } from './1764500000000-UserSession';
 
 /** Every migration, in order. A new migration is a new timestamped file added here. */
-export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, UserSession1764500000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000];
