@@ -9,6 +9,7 @@ import { Clock } from './common/clock';
 import { AppSettings } from './config/config.module';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
 import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
@@ -38,6 +39,7 @@ export class AppModule {
         ReadsModule,
         TelemetryModule,
         WebModule,
+        HealthModule,
       ],
     };
   }

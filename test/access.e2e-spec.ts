@@ -26,7 +26,15 @@ describe('every protected route refuses an anonymous caller', () => {
       }
     }
     expect(operations.length).toBeGreaterThan(0);
-    expect(publicOperations).toEqual(expect.arrayContaining(['post /api/Authentication/ByUserNamePassword']));
+    expect(publicOperations).toEqual(
+      expect.arrayContaining(['post /api/Authentication/ByUserNamePassword', 'get /health/live', 'get /health/ready']),
+    );
+    // The probes are public on purpose (a load balancer carries no credential) and say nothing but a status.
+    for (const path of ['/health/live', '/health/ready']) {
+      const res = await new Browser(t.url).get(path);
+      expect(res.status).toBe(200);
+      expect(Object.keys(res.json)).toEqual(['status']);
+    }
     const anonymous = new Browser(t.url);
     for (const { method, path } of operations) {
       const res = await anonymous.request(method, path, method === 'GET' ? {} : { body: {} });
