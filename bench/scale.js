@@ -26,66 +26,108 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS || 9);
 const PER_HOUR = Number(process.env.BENCH_ROWS_PER_HOUR || 1_000_000 / 14);
 const TENANT_PASSWORD = 'Tenant-Bench-Passw0rd!';
 const ms = (x) => `${x.toFixed(1)} ms`;
+const hoursAgo = (h) => new Date(Date.now() - h * 3_600_000).toISOString();
 /** A checkout whose dist/ is measured (BENCH_ROOT: another build, e.g. the code before a change). */
 const ROOT = process.env.BENCH_ROOT || join(__dirname, '..');
 
-/** Inserts rows numbered [from, to) of both tables; row g is g / PER_HOUR hours old. Indexes are rebuilt around big inserts. */
-async function grow(pool, from, to) {
-  const rebuild = to - from > 2_000_000;
-  const saved = [];
-  if (rebuild) {
-    for (const table of ['ArchiverWarning', 'UserLogin']) {
-      const { rows } = await pool.query(
-        `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexname NOT LIKE '%pkey'`,
-        [table],
-      );
-      for (const r of rows) {
-        saved.push(r.indexdef);
-        await pool.query(`DROP INDEX "${r.indexname}"`);
-      }
-    }
-  }
+/** The UserLogin search text exactly as its trigger (migration AuditSearchText) computes it. */
+const SEARCH_TEXT = `lower(concat_ws(chr(31), "CreatedUser", "RemoteIp", "UserAgent", "FailureMessage"))`;
+
+/**
+ * Inserts rows numbered [from, to) of one table; row g is g / PER_HOUR hours old, written oldest first
+ * (generate_series counting down: the heap in date order, as an append-only table is, with no sort).
+ */
+async function growTable(client, table, from, to) {
   const at = `now() - (g * (interval '1 hour' / ${PER_HOUR}))`;
   const step = 1_000_000;
-  for (let lo = from; lo < to; lo += step) {
-    const hi = Math.min(to, lo + step);
-    await pool.query(
-      `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "EntityAnalysisModelInstanceEntryGuid",
-                                      "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
-       SELECT d - interval '2 seconds', md5((g % 20)::text)::uuid, 'Model ' || (g % 20), md5(g::text)::uuid, 1 + g % 4,
-              10000000 + (random() * random() * 30000000)::bigint, d, 'node-' || (g % 3)
-         FROM generate_series($1::int, $2::int - 1) g, LATERAL (SELECT ${at} AS d) x ORDER BY g DESC`,
-      [lo, hi],
-    );
-    await pool.query(
-      `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "AuthenticationTypeId", "Failed", "FailureTypeId",
-                                "FailureMessage", "RemoteIp", "LocalIp", "UserAgent")
-       SELECT d, 'user-' || (g % 5000), CASE WHEN g % 50 = 0 THEN NULL ELSE 100 + g % 5000 END, CASE WHEN g % 50 = 0 THEN NULL ELSE 1 + (g % 5000) % 4 END,
-              1 + (g % 7 = 0)::int, g % 10 = 0, CASE WHEN g % 10 = 0 THEN 5 END,
-              CASE WHEN g % 10 = 0 THEN 'Password did not match (attempt ' || (g % 5 + 1) || ')' END,
-              '10.' || (g % 200) || '.' || ((g / 200) % 250) || '.' || (g % 97), '10.0.0.1',
-              (ARRAY['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
-                     'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
-                     'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0',
-                     'curl/8.5.0'])[1 + g % 4]
-         FROM generate_series($1::int, $2::int - 1) g, LATERAL (SELECT ${at} AS d) x ORDER BY g DESC`,
-      [lo, hi],
-    );
+  for (let hi = to; hi > from; hi -= step) {
+    const lo = Math.max(from, hi - step);
+    if (table === 'ArchiverWarning') {
+      await client.query(
+        `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "EntityAnalysisModelInstanceEntryGuid",
+                                        "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
+         SELECT d - interval '2 seconds', md5((g % 20)::text)::uuid, 'Model ' || (g % 20), md5(g::text)::uuid, 1 + g % 4,
+                10000000 + (random() * random() * 30000000)::bigint, d, 'node-' || (g % 3)
+           FROM generate_series($2::int - 1, $1::int, -1) g, LATERAL (SELECT ${at} AS d) x`,
+        [lo, hi],
+      );
+    } else {
+      // The search text is written here, as the trigger would (the trigger is off during the load:
+      // a PL/pgSQL call per row is most of an INSERT's cost at these sizes).
+      await client.query(
+        `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "AuthenticationTypeId", "Failed", "FailureTypeId",
+                                  "FailureMessage", "RemoteIp", "LocalIp", "UserAgent", "SearchText")
+         SELECT *, ${SEARCH_TEXT} FROM (
+           SELECT d AS "CreatedDate", 'user-' || (g % 5000) AS "CreatedUser", CASE WHEN g % 50 = 0 THEN NULL ELSE 100 + g % 5000 END,
+                  CASE WHEN g % 50 = 0 THEN NULL ELSE 1 + (g % 5000) % 4 END, 1 + (g % 7 = 0)::int, g % 10 = 0, CASE WHEN g % 10 = 0 THEN 5 END,
+                  CASE WHEN g % 10 = 0 THEN 'Password did not match (attempt ' || (g % 5 + 1) || ')' END AS "FailureMessage",
+                  '10.' || (g % 200) || '.' || ((g / 200) % 250) || '.' || (g % 97) AS "RemoteIp", '10.0.0.1',
+                  (ARRAY['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+                         'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_6) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1 Safari/605.1.15',
+                         'Mozilla/5.0 (X11; Linux x86_64; rv:132.0) Gecko/20100101 Firefox/132.0',
+                         'curl/8.5.0'])[1 + g % 4] AS "UserAgent"
+             FROM generate_series($2::int - 1, $1::int, -1) g, LATERAL (SELECT ${at} AS d) x) r`,
+        [lo, hi],
+      );
+    }
   }
-  if (rebuild) {
-    await pool.query(`SET maintenance_work_mem = '512MB'`);
-    for (const definition of saved) await pool.query(definition);
-    await pool.query(`RESET maintenance_work_mem`);
-  }
+}
+
+/**
+ * Inserts rows numbered [from, to) of both tables, one table per connection (two cores). Around a
+ * big load the secondary indexes are dropped and built again afterwards (one sorted build instead of
+ * millions of insertions), and UserLogin's search-text trigger is off (the INSERT writes the same text).
+ */
+async function grow(pool, from, to) {
+  const rebuild = to - from > 2_000_000;
+  const timed = async (label, work) => {
+    const t0 = performance.now();
+    await work();
+    console.log(`  ${label}: ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  };
+  await Promise.all(
+    ['ArchiverWarning', 'UserLogin'].map(async (table) => {
+      const client = await pool.connect();
+      try {
+        const saved = [];
+        if (rebuild) {
+          const { rows } = await client.query(
+            `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = $1 AND indexname NOT LIKE '%pkey'`,
+            [table],
+          );
+          for (const r of rows) {
+            saved.push(r.indexdef);
+            await client.query(`DROP INDEX "${r.indexname}"`);
+          }
+        }
+        if (table === 'UserLogin') await client.query(`ALTER TABLE "UserLogin" DISABLE TRIGGER "UserLogin_SearchText"`);
+        try {
+          await timed(`${table}: ${(to - from).toLocaleString()} rows inserted`, () => growTable(client, table, from, to));
+        } finally {
+          if (table === 'UserLogin') await client.query(`ALTER TABLE "UserLogin" ENABLE TRIGGER "UserLogin_SearchText"`);
+        }
+        if (rebuild) {
+          await client.query(`SET maintenance_work_mem = '512MB'`);
+          for (const definition of saved) await timed(`${table}: ${definition.replace(/ ON .*? USING/, ' USING')}`, () => client.query(definition));
+          await client.query(`RESET maintenance_work_mem`);
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
 }
 
 async function main() {
   const db = await createDatabase('tm_bench_scale');
   const pool = new Pool({ connectionString: db.url, max: 2 });
   let service;
+  let before = null;
   let app;
   try {
     service = await startService({ ConnectionString: db.url }, 45_000 + Math.floor(Math.random() * 1000), ROOT);
+    // BENCH_BEFORE=<checkout with dist/>: the same reads from that build too, alternating, on the same database.
+    if (process.env.BENCH_BEFORE) before = await startService({ ConnectionString: db.url }, 44_000 + Math.floor(Math.random() * 1000), process.env.BENCH_BEFORE);
 
     // A tenant administrator of tenant 2 (permission 35), for the tenant-scoped audit read.
     const { createApp } = require(join(ROOT, 'dist/bootstrap'));
@@ -138,10 +180,17 @@ async function main() {
 
     const targets = [
       ['ArchiverWarning page (take=100)', ARCHIVER_WARNING_TABLE, { take: '100' }, landlord],
+      // What the grid page sends by default (web/assets/grid-page.js: take=1000, the default window).
+      ['ArchiverWarning grid default (take=1000)', ARCHIVER_WARNING_TABLE, { take: '1000' }, landlord],
       ['ArchiverWarning page, stageId=3', ARCHIVER_WARNING_TABLE, { take: '100', stageId: '3' }, landlord],
       ['ArchiverWarning page, sorted by durationMicroseconds', ARCHIVER_WARNING_TABLE, { take: '100', sortField: 'durationMicroseconds' }, landlord],
+      // Windows of more than the 100,000 rows the statistics read: the full filtered count runs.
+      ['ArchiverWarning page, last 24 h (total > 100,000)', ARCHIVER_WARNING_TABLE, () => ({ take: '100', from: hoursAgo(24) }), landlord],
+      ['ArchiverWarning page, last 24 h, stageId=3', ARCHIVER_WARNING_TABLE, () => ({ take: '100', from: hoursAgo(24), stageId: '3' }), landlord],
       ['UserLogin page (take=100)', USER_LOGIN_TABLE, { take: '100' }, landlord],
+      ['UserLogin grid default (take=1000)', USER_LOGIN_TABLE, { take: '1000' }, landlord],
       ['UserLogin page, tenant administrator', USER_LOGIN_TABLE, { take: '100' }, tenantPrincipal],
+      ['UserLogin page, last 24 h (total > 100,000)', USER_LOGIN_TABLE, () => ({ take: '100', from: hoursAgo(24) }), landlord],
       ['UserLogin search=user-1234 (a user)', USER_LOGIN_TABLE, { take: '100', search: 'user-1234' }, landlord],
       ['UserLogin search=10.42. (address part)', USER_LOGIN_TABLE, { take: '100', search: '10.42.' }, landlord],
       ['UserLogin search=firefox (a quarter of the rows)', USER_LOGIN_TABLE, { take: '100', search: 'firefox' }, landlord],
@@ -149,10 +198,13 @@ async function main() {
       ['UserLogin search=did not match (failures)', USER_LOGIN_TABLE, { take: '100', search: 'did not match' }, landlord],
       ['UserLogin search=user-1233, tenant administrator', USER_LOGIN_TABLE, { take: '100', search: 'user-1233' }, tenantPrincipal],
     ];
-    const path = (table, query) => `/api/${table.table}?${new URLSearchParams(query)}`;
-    const read = async (table, query, principal) => {
+    const path = (table, query) => `/api/${table.table}?${new URLSearchParams(typeof query === 'function' ? query() : query)}`;
+    const read = async (table, query, principal, target = service) => {
       const start = performance.now();
-      const res = await fetch(service.url + path(table, query), { headers: { authorization: `Bearer ${principal.landlord ? token : tenantToken}` } });
+      const res = await fetch(target.url + path(table, query), {
+        // A browser's Accept-Encoding, as the pages send it.
+        headers: { authorization: `Bearer ${principal.landlord ? token : tenantToken}`, 'accept-encoding': 'gzip, deflate, br, zstd' },
+      });
       const body = await res.json();
       if (res.status !== 200) throw new Error(`${path(table, query)}: ${res.status}`);
       return { ms: performance.now() - start, total: body.total };
@@ -167,8 +219,8 @@ async function main() {
       await grow(pool, Math.max(have, 2 * hour), size);
       await pool.query(`DELETE FROM "ArchiverWarning" WHERE "CreatedDate" > now() - interval '2 hours'`);
       await pool.query(`DELETE FROM "UserLogin" WHERE "CreatedDate" > now() - interval '2 hours'`);
-      await pool.query(`VACUUM ANALYZE "ArchiverWarning"`);
-      await pool.query(`VACUUM ANALYZE "UserLogin"`);
+      await Promise.all([pool.query(`VACUUM ANALYZE "ArchiverWarning"`), pool.query(`VACUUM ANALYZE "UserLogin"`)]);
+      console.log(`  vacuumed: ${((performance.now() - t0) / 1000).toFixed(0)} s from the start`);
       await grow(pool, 0, 2 * hour);
       await pool.query(`ANALYZE "ArchiverWarning"`);
       await pool.query(`ANALYZE "UserLogin"`);
@@ -199,23 +251,27 @@ async function main() {
           }
         }
         await signIn();
-        const samples = new Map(targets.map(([name]) => [name, []]));
+        // Each read from this build and (BENCH_BEFORE) from the other, the first of the pair alternating.
+        const builds = before ? [['', service], [' [before]', before]] : [['', service]];
+        const samples = new Map(targets.flatMap(([name]) => builds.map(([tag]) => [name + tag, []])));
         const totals = new Map();
         for (let round = -2; round < ROUNDS; round++) {
           const order = round % 2 === 0 ? targets : [...targets].reverse();
           for (const [name, table, query, principal] of order) {
-            const r = await read(table, query, principal);
-            totals.set(name, r.total);
-            if (round >= 0) samples.get(name).push(r.ms);
+            for (const [tag, target] of round % 2 === 0 ? builds : [...builds].reverse()) {
+              const r = await read(table, query, principal, target);
+              totals.set(name + tag, r.total);
+              if (round >= 0) samples.get(name + tag).push(r.ms);
+            }
           }
         }
-        const rows = targets.map(([name]) => ({ read: name, total: totals.get(name), p50: ms(median(samples.get(name))), samples: samples.get(name).map(Math.round).join(' ') }));
+        const rows = [...samples.keys()].map((name) => ({ read: name, total: totals.get(name), p50: ms(median(samples.get(name))), samples: samples.get(name).map(Math.round).join(' ') }));
         printTable(`${size.toLocaleString()} rows per table, ${phase}: HTTP p50 over ${ROUNDS} alternating rounds`, rows);
         for (const r of rows) summary.push({ size, phase, ...r });
 
         const plans = [];
         for (const [name, table, raw, principal] of targets) {
-          const query = parseReadQuery(table, raw, Date.now(), undefined);
+          const query = parseReadQuery(table, typeof raw === 'function' ? raw() : raw, Date.now(), undefined);
           plans.push(`### ${name}\n${await engine.explain(table, query, principal)}\n`);
         }
         const file = join(__dirname, `plans-${process.env.BENCH_LABEL ? `${process.env.BENCH_LABEL}-` : ''}${size}-${phase.startsWith('after') ? 'autovacuumed' : 'fresh'}.txt`);
@@ -228,6 +284,7 @@ async function main() {
     if (app) await app.close();
     await pool.end();
     if (service) await service.stop();
+    if (before) await before.stop();
     if (process.env.BENCH_KEEP !== '1') await db.drop();
     else console.log(`kept ${db.name}`);
   }

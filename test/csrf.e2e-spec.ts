@@ -5,8 +5,10 @@ import { insertUser } from './helpers/users';
 const STRONG = 'Corr3ct-Horse-Battery';
 
 /**
- * The origin check of contract 4, through a state-changing route that needs no body: POST Logout
- * (public, so a refusal can only come from the check). 403 = refused; anything else = let through.
+ * The origin check of contract 4, probed through real routes a landlord administrator may use, on a
+ * user id that does not exist: let through, the route itself answers 404 and changes nothing;
+ * refused by the check, 403 problem. (The check is a global guard, so it applies to routes Nest
+ * matched; an unmatched path answers 404 whatever the headers, since nothing runs for it.)
  */
 describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
   let t: TestApp;
@@ -15,15 +17,21 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
   beforeAll(async () => {
     t = await startTestApp();
     own = t.url;
-    await insertUser(t, { name: 'csrf', password: STRONG });
+    await insertUser(t, { name: 'csrf', password: STRONG, landlord: true });
     const res = await call(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'csrf', password: STRONG });
     cookie = res.setCookies.map((line) => line.split(';')[0]).join('; ');
   });
   afterAll(async () => t.close());
 
-  // A route that changes nothing the test depends on: an unknown POST route gets 404 once let through.
-  const attempt = (headers: Record<string, string>, method = 'POST', path = '/api/NoSuchRoute') =>
-    call(`${t.url}${path}`, method, { cookie, ...headers });
+  // State-changing routes on a user that does not exist: 404 once let through, and nothing changes.
+  const NO_USER = 999_999;
+  const PROBES: Record<string, { path: string; body?: unknown }> = {
+    POST: { path: `/api/UserRegistry/RevokeTokens/${NO_USER}` },
+    PUT: { path: `/api/UserRegistry/${NO_USER}`, body: { email: 'nobody@example.com' } },
+    DELETE: { path: `/api/UserRegistry/${NO_USER}` },
+  };
+  const attempt = (headers: Record<string, string>, method = 'POST', path = PROBES[method]?.path) =>
+    call(`${t.url}${path}`, method, { cookie, ...headers }, PROBES[method]?.body);
 
   it.each([
     ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }, 403],
@@ -56,8 +64,10 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
     if (expected === 403) expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
   });
 
-  it.each(['POST', 'PUT', 'PATCH', 'DELETE'])('checks %s', async (method) => {
+  // No route answers PATCH; the guard checks it all the same (csrf.guard.ts).
+  it.each(['POST', 'PUT', 'DELETE'])('checks %s', async (method) => {
     expect((await attempt({ 'sec-fetch-site': 'cross-site' }, method)).status).toBe(403);
+    expect((await attempt({ 'sec-fetch-site': 'same-origin' }, method)).status).toBe(404);
   });
 
   it('does not check GET', async () => {
@@ -65,14 +75,26 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
     expect(res.status).toBe(200);
   });
 
-  it('does not check a request with an Authorization or x-api-key header', async () => {
-    expect((await attempt({ 'sec-fetch-site': 'cross-site', authorization: 'Bearer x' })).status).not.toBe(403);
-    expect((await attempt({ 'sec-fetch-site': 'cross-site', 'x-api-key': 'x' })).status).not.toBe(403);
+  it('does not check a request with a Bearer token or x-api-key header: that credential decides (401 for a bad one)', async () => {
+    expect((await attempt({ 'sec-fetch-site': 'cross-site', authorization: 'Bearer x' })).status).toBe(401);
+    expect((await attempt({ 'sec-fetch-site': 'cross-site', 'x-api-key': 'x' })).status).toBe(401);
   });
 
-  it('does not check a request without the session cookie', async () => {
-    const res = await call(`${t.url}/api/NoSuchRoute`, 'POST', { 'sec-fetch-site': 'cross-site' });
-    expect(res.status).toBe(404);
+  it('does not check a request without the session cookie: it is simply not authenticated', async () => {
+    const res = await call(`${t.url}${PROBES.POST.path}`, 'POST', { 'sec-fetch-site': 'cross-site' });
+    expect(res.status).toBe(401);
+  });
+
+  it('a refused request is not authenticated: no refreshed cookie, no row', async () => {
+    const res = await call(`${t.url}/api/UserRegistry`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' }, { name: 'planted', roleRegistryId: 1, active: true });
+    expect(res.status).toBe(403);
+    expect(res.setCookies).toEqual([]);
+    expect(await t.db.query(`SELECT 1 FROM "UserRegistry" WHERE "Name" = 'planted'`)).toEqual([]);
+  });
+
+  it('an unmatched path answers 404 whatever the headers: nothing runs for it', async () => {
+    expect((await call(`${t.url}/api/NoSuchRoute`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
+    expect((await call(`${t.url}/api/UserRegistry/${NO_USER}`, 'PATCH', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
   });
 
   it('refuses a cross-site logout with the cookie, and the session survives', async () => {

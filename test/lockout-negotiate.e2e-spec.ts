@@ -1,7 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { Kdc, startKdc } from './helpers/kdc';
-import { RIGHT_PASSCODE, startCountingMfaProvider } from './helpers/mfa-provider';
+import { RIGHT_PASSCODE, startCountingMfaProvider, startGatedMfaProvider } from './helpers/mfa-provider';
 import { insertUser } from './helpers/users';
 import { loadKerberos } from '../src/login/negotiate.strategy';
 
@@ -28,7 +28,7 @@ async function negotiate(principal: string): Promise<Record<string, string>> {
 beforeAll(async () => {
   kdc = await startKdc();
   kdc.exportEnvironment();
-  for (const principal of ['burst', 'steady', 'walker']) kdc.addUser(principal, `pw-${principal}-0123`);
+  for (const principal of ['burst', 'steady', 'walker', 'racer']) kdc.addUser(principal, `pw-${principal}-0123`);
   // The one evaluation of the package shared by the process (a second require() would wrap its
   // wrappers again and every step would hang; see loadKerberos).
   kerberos = loadKerberos();
@@ -97,6 +97,52 @@ describe('Negotiate passcode lockout under a concurrent burst (contract 13)', ()
       [id],
     );
     expect(row).toEqual({ FailedPasswordCount: 0, PasswordLocked: false });
+  });
+});
+
+describe('Negotiate: the right passcode racing the lock (contract 13)', () => {
+  let t: TestApp;
+  let provider: Awaited<ReturnType<typeof startGatedMfaProvider>>;
+  beforeAll(async () => {
+    provider = await startGatedMfaProvider();
+    t = await startTestApp({
+      env: { NegotiateAuthentication: 'True', EnableMultifactorAuthentication: 'True', MultifactorAuthenticationEndpoint: provider.url },
+    });
+  });
+  afterAll(async () => {
+    provider.open();
+    await t.close();
+    await provider.close();
+  });
+
+  const state = (id: number) =>
+    t.db
+      .query<{ PasswordLocked: boolean; FailedPasswordCount: number; LastLoginDate: Date | null }>(
+        `SELECT "PasswordLocked", "FailedPasswordCount", "LastLoginDate" FROM "UserRegistry" WHERE "Id" = $1`,
+        [id],
+      )
+      .then((rows) => rows[0]);
+  const types = (name: string) =>
+    t.db
+      .query<{ FailureTypeId: number | null }>(`SELECT "FailureTypeId" FROM "UserLogin" WHERE "CreatedUser" = $1 ORDER BY "Id"`, [name])
+      .then((rows) => rows.map((r) => r.FailureTypeId));
+
+  it('sent while four wrong passcodes are at the provider: refused (3) without asking it, the account locks, the count says four', async () => {
+    // Four wrong passcodes hold every place; the right one arrives next.
+    const racer = await insertUser(t, { name: 'racer' });
+    const handshakes = await Promise.all(Array.from({ length: 5 }, () => negotiate('racer')));
+    const wrong = ['90000001', '90000002', '90000003', '90000004'].map((mfa, i) =>
+      new Browser(t.url).post('/api/Authentication/ByNegotiateMfa', { mfa }, handshakes[i]),
+    );
+    await provider.waiting(4);
+    const right = await new Browser(t.url).post('/api/Authentication/ByNegotiateMfa', { mfa: RIGHT_PASSCODE }, handshakes[4]);
+    expect(right.status).toBe(401);
+    expect(right.setCookies).toEqual([]);
+    provider.open();
+    for (const answer of await Promise.all(wrong)) expect(answer.status).toBe(401);
+    expect(provider.asked()).not.toContain(RIGHT_PASSCODE);
+    expect((await types('racer')).map(String).sort()).toEqual(['11', '11', '11', '11', '3']);
+    expect(await state(racer.id)).toEqual({ PasswordLocked: true, FailedPasswordCount: 4, LastLoginDate: null });
   });
 });
 

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { ANONYMOUS_LOGOUT_MEMORY, LogoutService } from '../src/sessions/logout.service';
+import { ANONYMOUS_LOGOUT_MEMORY, AnonymousLogoutLimiter } from '../src/sessions/anonymous-logout.limiter';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { insertUser } from './helpers/users';
@@ -296,14 +296,15 @@ describe('logout (service.md 3.2, contract 4)', () => {
     expect((await t.db.query(`SELECT count(*) FROM "UserLogout"`)).length).toBe(1);
   });
 
-  it('keeps a bounded memory of anonymous addresses', async () => {
-    const service = t.app.get(LogoutService) as unknown as { anonymousRows: Map<string, number>; claimAnonymousRow(a: string): boolean };
-    for (let i = 0; i < ANONYMOUS_LOGOUT_MEMORY + 500; i++) service.claimAnonymousRow(`10.0.${i >> 8}.${i & 255}`);
-    expect(service.anonymousRows.size).toBeLessThanOrEqual(ANONYMOUS_LOGOUT_MEMORY);
+  it('keeps a bounded memory of anonymous addresses (the fallback when the shared store does not answer)', async () => {
+    const service = t.app.get(AnonymousLogoutLimiter) as unknown as { remembered: Map<string, number>; claimInMemory(a: string, now: number): boolean };
+    const now = () => t.clock.nowMs();
+    for (let i = 0; i < ANONYMOUS_LOGOUT_MEMORY + 500; i++) service.claimInMemory(`10.0.${i >> 8}.${i & 255}`, now());
+    expect(service.remembered.size).toBeLessThanOrEqual(ANONYMOUS_LOGOUT_MEMORY);
     // The newest are remembered; a minute later everything is forgotten.
-    expect(service.claimAnonymousRow(`10.0.${(ANONYMOUS_LOGOUT_MEMORY + 499) >> 8}.${(ANONYMOUS_LOGOUT_MEMORY + 499) & 255}`)).toBe(false);
+    expect(service.claimInMemory(`10.0.${(ANONYMOUS_LOGOUT_MEMORY + 499) >> 8}.${(ANONYMOUS_LOGOUT_MEMORY + 499) & 255}`, now())).toBe(false);
     t.clock.advance(60_000);
-    expect(service.claimAnonymousRow('10.0.0.0')).toBe(true);
-    expect(service.anonymousRows.size).toBe(1);
+    expect(service.claimInMemory('10.0.0.0', now())).toBe(true);
+    expect(service.remembered.size).toBe(1);
   });
 });

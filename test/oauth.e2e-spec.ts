@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { OidcProvider, startOidcProvider } from './helpers/oidc-provider';
+import { call } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 
@@ -65,9 +66,19 @@ interface Flow {
 async function flow(
   t: TestApp,
   account: string | null,
-  options: { returnUrl?: string; deny?: string; mutate?: (params: Record<string, string>) => void; callbackNode?: TestApp } = {},
+  options: {
+    returnUrl?: string;
+    deny?: string;
+    mutate?: (params: Record<string, string>) => void;
+    callbackNode?: TestApp;
+    /** Cookies the browser holds already (a session cookie of this service). */
+    cookies?: Record<string, string>;
+    /** The provider is on a sibling host of the same site: the form_post carries the service's Lax cookies. */
+    sameSiteProvider?: boolean;
+  } = {},
 ): Promise<Flow> {
   const browser = new Browser(t.url);
+  for (const [name, value] of Object.entries(options.cookies ?? {})) browser.cookies.set(name, value);
   const query = options.returnUrl === undefined ? '' : `?returnUrl=${encodeURIComponent(options.returnUrl)}`;
   const start = await browser.get(`/api/Authentication/OAuth/Login${query}`);
   expect(start.status).toBe(302);
@@ -80,7 +91,9 @@ async function flow(
     answer.method === 'POST'
       ? await target.request('POST', CALLBACK, {
           body: new URLSearchParams(answer.params).toString(),
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: idp.issuer, 'sec-fetch-site': 'cross-site', cookie: '' },
+          headers: options.sameSiteProvider
+            ? { 'content-type': 'application/x-www-form-urlencoded', origin: idp.issuer, 'sec-fetch-site': 'same-site' }
+            : { 'content-type': 'application/x-www-form-urlencoded', origin: idp.issuer, 'sec-fetch-site': 'cross-site', cookie: '' },
         })
       : await target.get(`${CALLBACK}?${new URLSearchParams(answer.params)}`, { 'sec-fetch-site': 'cross-site' });
   return { browser: target, start, callback };
@@ -125,6 +138,32 @@ describe('the start of a flow', () => {
   it('asks for query mode with OAuthForceGet', async () => {
     const res = await new Browser(forceGet.url).get('/api/Authentication/OAuth/Login');
     expect(new URL(res.headers.get('location')!).searchParams.get('response_mode')).toBe('query');
+  });
+});
+
+describe('the form_post callback and the CSRF rule', () => {
+  it('signs in a browser that already holds a session cookie, from a provider on a sibling host of the same site (@CsrfExempt)', async () => {
+    const password = 'Corr3ct-Horse-Battery';
+    await insertUser(formPost, { name: 'sameSiteUser', password });
+    // Password sign-in is off on the OpenID Connect nodes: the cookie comes from a node of the same
+    // deployment that has it (one database, one JwtKey).
+    const signedIn = await call(`${passwordOnly.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'sameSiteUser', password });
+    expect(signedIn.status).toBe(200);
+    const cookies = Object.fromEntries(signedIn.setCookies.map(parseSetCookie).map((c) => [c.name, c.value]));
+    expect(cookies['authentication-jwt']).toBeTruthy();
+    idp.accounts.set('sub-same-site', { preferred_username: 'sameSiteUser' });
+    // Same-site, not same-origin, and the session cookie is sent: the origin rule alone would answer 403.
+    const f = await flow(formPost, 'sub-same-site', { cookies, sameSiteProvider: true, returnUrl: '/Administration' });
+    expect(f.callback.status).toBe(302);
+    expect(f.callback.headers.get('location')).toBe('/Administration');
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'sameSiteUser', Failed: false, AuthenticationTypeId: 3 });
+    // Every other state-changing route still refuses the same request.
+    const other = await call(`${formPost.url}/api/Authentication/Logout`, 'POST', {
+      cookie: `authentication-jwt=${cookies['authentication-jwt']}`,
+      origin: idp.issuer,
+      'sec-fetch-site': 'same-site',
+    });
+    expect(other.status).toBe(403);
   });
 });
 

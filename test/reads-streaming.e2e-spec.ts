@@ -187,6 +187,26 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
     }
   });
 
+  it('counts the whole filtered window exactly on both sides of the 100000 newest rows the statistics read', async () => {
+    const histogramSum = (json: any) => json.statistics.durationMicroseconds.histogram.reduce((a: number, b: any) => a + b.frequency, 0);
+    const count = async (where = 'true') => Number((await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM "ArchiverWarning" WHERE ${where}`))[0].n);
+    await archiverWarnings(99_999);
+    const below = await get('/api/ArchiverWarning?take=10');
+    expect(below.json.total).toBe(99_999);
+    expect(histogramSum(below.json)).toBe(99_999);
+    const belowStage = await get('/api/ArchiverWarning?take=10&stageId=2');
+    expect(belowStage.json.total).toBe(await count('"StageId" = 2'));
+
+    await archiverWarnings(2);
+    const above = await get('/api/ArchiverWarning?take=10');
+    expect(above.json.rows).toHaveLength(10);
+    expect(above.json.total).toBe(100_001);
+    expect(histogramSum(above.json)).toBe(100_000);
+    const aboveStage = await get('/api/ArchiverWarning?take=10&stageId=2');
+    expect(aboveStage.json.total).toBe(await count('"StageId" = 2'));
+    expect(aboveStage.json.total).toBeGreaterThan(0);
+  });
+
   it('takes gzip or br when offered, the same document either way', async () => {
     await archiverWarnings(3000);
     const plain = await get('/api/ArchiverWarning', { 'accept-encoding': 'identity' });

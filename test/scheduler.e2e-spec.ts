@@ -12,7 +12,8 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /**
  * The background work runs as named jobs of Nest's scheduler registry: once a minute, on the minute,
  * for the capture flush, the API-key set reload and the API-key usage write (cron); the stream
- * heartbeat and re-check, the session activity write and the sign-in throttle purge as named intervals.
+ * heartbeat and re-check, the session activity write, the sign-in throttle purge, the audit retry and
+ * (with Redis) the Redis heartbeat as named intervals.
  * Each job is fired here by hand and must do its one service call.
  */
 describe('scheduled jobs', () => {
@@ -37,8 +38,18 @@ describe('scheduled jobs', () => {
       expect(next.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
     }
     expect(registry.getIntervals().sort()).toEqual(
-      expect.arrayContaining(['session-activity-write', 'stream-heartbeat', 'stream-recheck']),
+      expect.arrayContaining(['session-activity-write', 'stream-heartbeat', 'stream-recheck', 'sign-in-throttle-purge', 'anonymous-logout-purge', 'audit-retry']),
     );
+  });
+
+  it('lists the Redis connections\' heartbeat as a named interval when Redis is configured', async () => {
+    const withRedis = await startTestApp({ env: { RedisConnectionString: 'redis://127.0.0.1:6379' } });
+    try {
+      expect(withRedis.app.get(SchedulerRegistry).getIntervals()).toContain('redis-heartbeat');
+      expect(registry.getIntervals()).not.toContain('redis-heartbeat');
+    } finally {
+      await withRedis.close();
+    }
   });
 
   describe('each job fired by hand (the real ones stopped, so a minute boundary cannot interleave)', () => {

@@ -142,21 +142,51 @@ describe('SignInThrottle=0 turns it off (contract 13)', () => {
   });
 });
 
-describe('SignInThrottle when the store cannot be reached (fail closed)', () => {
-  let t: TestApp;
+describe('SignInThrottle while Redis cannot be reached: the database counts (contract 13)', () => {
+  let db: TestDatabase;
+  let clock: ManualClock;
+  let a: TestApp;
+  let b: TestApp;
   beforeAll(async () => {
-    // A Redis address nothing listens on: the count cannot be taken, so nothing is verified.
-    t = await startTestApp({ env: { RedisConnectionString: 'redis://127.0.0.1:1', SignInThrottle: '20/5n' } });
-    await insertUser(t, { name: 'bob', password: STRONG });
+    db = await createTestDatabase();
+    clock = new ManualClock(Date.now());
+    // A Redis address nothing listens on, for both nodes: sign-in goes on, counted in the shared database.
+    const shared = { RedisConnectionString: 'redis://127.0.0.1:1', TrustProxy: 'True', SignInThrottle: '20/5n' };
+    a = await startTestApp({ db, clock, env: shared });
+    b = await startTestApp({ db, clock, env: shared });
+    await insertUser(a, { name: 'bob', password: STRONG });
   });
-  afterAll(async () => t.close());
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await db?.drop();
+  });
 
-  it('refuses the sign-in with 503, the right password included, and writes no success', async () => {
-    const res = await call(`${t.url}${SIGN_IN}`, 'POST', {}, { userName: 'bob', password: STRONG });
-    expect(res.status).toBe(503);
-    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(res.setCookies).toEqual([]);
-    expect(await t.db.query(`SELECT 1 FROM "UserLogin" WHERE NOT "Failed"`)).toEqual([]);
+  it('signs in with the right password and refuses a wrong one as usual, writing their rows', async () => {
+    const address = newAddress();
+    const right = await signIn(a, address, 'bob', STRONG);
+    expect(right.status).toBe(200);
+    expect(right.json).toMatchObject({ token: expect.any(String) });
+    expect((await signIn(b, address, 'bob', 'wrong')).status).toBe(401);
+    const rows = await rowsOf(db, address);
+    expect(rows.map((r) => [r.Failed, r.FailureTypeId])).toEqual([
+      [false, null],
+      [true, 5],
+    ]);
+  });
+
+  it('still throttles across both nodes: the 21st failure of an address is refused with 429 and a row 12', async () => {
+    const address = newAddress();
+    for (let i = 0; i < 20; i++) expect((await signIn(i % 2 ? b : a, address, `nobody-${i}`, 'wrong')).status).toBe(401);
+    const refused = await signIn(b, address, 'bob', STRONG);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe(String(WINDOW_S));
+    const [count] = await db.query<{ FailureCount: number }>(`SELECT "FailureCount" FROM "SignInThrottle" WHERE "Address" = $1`, [address]);
+    expect(count).toEqual({ FailureCount: 21 });
+    const rows = await rowsOf(db, address);
+    expect(rows).toHaveLength(21);
+    expect(rows[20]).toMatchObject({ Failed: true, FailureTypeId: 12, CreatedUser: 'bob' });
+    expect(await db.query(`SELECT 1 FROM "UserLogin" WHERE "RemoteIp" = $1 AND NOT "Failed"`, [address])).toEqual([]);
   });
 });
 

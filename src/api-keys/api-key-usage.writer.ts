@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
@@ -14,7 +14,7 @@ export const API_KEY_USAGE_JOB = 'api-key-usage-write';
  * in one statement. A failed flush keeps its uses for the next one.
  */
 @Injectable()
-export class ApiKeyUsageWriter implements OnApplicationShutdown {
+export class ApiKeyUsageWriter implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyUsageWriter');
   /** Key id → when its use was last noted (Clock ms); only uses within the last minute are kept. */
   private readonly noted = new Map<number, number>();
@@ -51,7 +51,11 @@ export class ApiKeyUsageWriter implements OnApplicationShutdown {
     return this.flushing;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Before, not on, application shutdown: the database connection closes on shutdown, and a write
+   * started then found it gone ("Driver not Connected") and lost the uses noted last.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.flush();
   }
 

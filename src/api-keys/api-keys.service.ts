@@ -53,7 +53,7 @@ export class ApiKeys {
     });
     this.active.add(generated.hash, { keyId: id, userRegistryId: user.id, display: generated.display });
     await this.announce(CHANNELS.apiKeySet, generated.hash);
-    await this.changes.publish('UserRegistryApiKey', id, 'created');
+    await this.changes.publish('UserRegistryApiKey', id, 'created', user.id);
     this.logger.log(`API key ${generated.display} (id ${id}) created for user ${user.id} by ${caller.userName}`);
     return {
       id,
@@ -100,7 +100,7 @@ export class ApiKeys {
     await this.announce(CHANNELS.apiKeyRemove, key.hash);
     if (key.changed) {
       this.logger.log(`API key ${key.display} (id ${keyId}) of user ${user.id} revoked by ${caller.userName}`);
-      await this.changes.publish('UserRegistryApiKey', keyId, 'deleted');
+      await this.changes.publish('UserRegistryApiKey', keyId, 'deleted', user.id);
     }
   }
 

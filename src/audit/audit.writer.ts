@@ -1,11 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { RequestContext } from '../common/request-context';
-import { BOUNDS, boundText } from '../common/text';
 import { isDatabaseUnavailable } from '../database/deadlines';
+import { UserRegistryRepository } from '../users/user-registry.repository';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
+import { UserLoginRepository } from './user-login.repository';
+import { NewUserLogout, UserLogoutRepository } from './user-logout.repository';
 
 export interface UserLoginEntry {
   createdUser: string | null;
@@ -34,15 +35,16 @@ export interface UserLogoutEntry {
 
 /** UserLogout rows kept in memory while they cannot be written; beyond this the newest are dropped and counted. */
 export const AUDIT_RETRY_CAPACITY = 10_000;
-/** Kept rows written per INSERT on recovery. */
+/** Kept rows written per INSERT on recovery (12 parameters a row, far below PostgreSQL's 65535). */
 const RETRY_BATCH = 500;
 
 const PROVIDER_FAILURES = new Set([7, 8, 9, 10]);
 
 /**
- * Writes the permanent sign-in and sign-out trails. Every text is stripped of control characters and
- * bounded before it is written, so a hostile user agent is stored as inert data. Callers await these
- * before answering: the row exists before the caller learns the outcome.
+ * Writes the permanent sign-in and sign-out trails through their repositories (which strip every text
+ * of control characters and bound it, so a hostile user agent is stored as inert data), and keeps the
+ * UserLogout rows that could not be written during an outage. Callers await these before answering:
+ * the row exists before the caller learns the outcome.
  */
 @Injectable()
 export class AuditWriter {
@@ -53,7 +55,9 @@ export class AuditWriter {
   private writing: Promise<number> | null = null;
 
   constructor(
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly logins: UserLoginRepository,
+    private readonly logouts: UserLogoutRepository,
+    private readonly users: UserRegistryRepository,
     private readonly clock: Clock,
   ) {}
 
@@ -101,7 +105,7 @@ export class AuditWriter {
         while (this.kept.length > 0) {
           const batch = this.kept.slice(0, RETRY_BATCH);
           try {
-            await this.logoutRows(batch, true);
+            await this.logoutKept(batch);
             written += batch.length;
             this.kept.splice(0, batch.length);
             continue;
@@ -144,76 +148,63 @@ export class AuditWriter {
     this.logger.warn('UserLogout rows cannot be written now: kept to write when the database answers again');
   }
 
-  async login(entry: UserLoginEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    const failureMessage =
-      entry.failureTypeId !== null && PROVIDER_FAILURES.has(entry.failureTypeId)
-        ? boundText(entry.failureMessage ?? null, BOUNDS.failureMessage)
-        : null;
-    await manager.query(
-      `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "AuthenticationTypeId",
-                                "Failed", "FailureTypeId", "FailureMessage", "RemoteIp", "LocalIp", "UserAgent")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [
-        this.clock.now(),
-        boundText(entry.createdUser, BOUNDS.name),
-        entry.userRegistryId,
-        entry.tenantRegistryId,
-        entry.authenticationTypeId,
-        entry.failureTypeId !== null,
-        entry.failureTypeId,
-        failureMessage,
-        boundText(entry.context.remoteIp, BOUNDS.ip),
-        boundText(entry.context.localIp, BOUNDS.ip),
-        boundText(entry.context.userAgent, BOUNDS.userAgent),
-      ],
+  /** Writes a UserLogin row; inside `tx` when the sign-in writes it in its own transaction. */
+  async login(entry: UserLoginEntry, tx?: EntityManager): Promise<void> {
+    await this.logins.insert(
+      {
+        createdDate: this.clock.now(),
+        createdUser: entry.createdUser,
+        userRegistryId: entry.userRegistryId,
+        tenantRegistryId: entry.tenantRegistryId,
+        authenticationTypeId: entry.authenticationTypeId,
+        failureTypeId: entry.failureTypeId,
+        // Only a provider's failure (7-10) carries its message (service.md 2.3).
+        failureMessage: entry.failureTypeId !== null && PROVIDER_FAILURES.has(entry.failureTypeId) ? (entry.failureMessage ?? null) : null,
+        remoteIp: entry.context.remoteIp,
+        localIp: entry.context.localIp,
+        userAgent: entry.context.userAgent,
+      },
+      tx,
     );
   }
 
-  async logout(entry: UserLogoutEntry, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    await this.logoutRows([entry], false, manager);
+  /** Writes a UserLogout row; inside `tx` when the caller's transaction must hold it. */
+  async logout(entry: UserLogoutEntry, tx?: EntityManager): Promise<void> {
+    await this.logouts.insert([this.logoutRow(entry)], tx);
   }
 
   /**
-   * One INSERT for the rows. With `tenantOfUser`, a row of a known user whose tenant could not be read
-   * when it happened (the database was down) gets it from the user's role as it is written, so the
-   * tenant's administrators see it like any other.
+   * Writes kept rows in one INSERT. A row of a known user whose tenant could not be read when it
+   * happened (the database was down) gets it from the user's role as it is written, so the tenant's
+   * administrators see it like any other.
    */
-  private async logoutRows(entries: UserLogoutEntry[], tenantOfUser: boolean, manager: EntityManager = this.dataSource.manager): Promise<void> {
-    const values: unknown[] = [];
-    const rows = entries.map((entry) => {
-      const p = values.length;
-      values.push(...this.logoutValues(entry));
-      const $ = (i: number) => `$${p + i}`;
-      const tenant = tenantOfUser
-        ? `coalesce(${$(4)}::int, (SELECT r."TenantRegistryId" FROM "UserRegistry" u JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId"
-                                   WHERE u."Id" = ${$(3)}::int))`
-        : `${$(4)}::int`;
-      return `(${$(1)}::timestamptz, ${$(2)}, ${$(3)}::int, ${tenant},
-               ${$(5)}::smallint, ${$(6)}::smallint, ${$(7)}, ${$(8)}, ${$(9)}, ${$(10)}::timestamptz, ${$(11)}, ${$(12)})`;
-    });
-    await manager.query(
-      `INSERT INTO "UserLogout" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "ReasonId", "OutcomeId",
-                                 "RemoteIp", "LocalIp", "UserAgent", "SessionStartDate", "CutByUser", "Message")
-       VALUES ${rows.join(', ')}`,
-      values,
+  private async logoutKept(entries: UserLogoutEntry[]): Promise<void> {
+    const unknown = entries.filter((e) => e.tenantRegistryId === null && e.userRegistryId !== null).map((e) => e.userRegistryId!);
+    const tenants = await this.users.tenantsOf(unknown);
+    await this.logouts.insert(
+      entries.map((entry) => {
+        const row = this.logoutRow(entry);
+        if (row.tenantRegistryId === null && row.userRegistryId !== null) row.tenantRegistryId = tenants.get(row.userRegistryId) ?? null;
+        return row;
+      }),
     );
   }
 
-  private logoutValues(entry: UserLogoutEntry): unknown[] {
-    return [
-      entry.createdDate ?? this.clock.now(),
-      boundText(entry.createdUser, BOUNDS.name),
-      entry.userRegistryId,
-      entry.tenantRegistryId,
-      entry.reasonId,
-      entry.outcomeId,
-      boundText(entry.context?.remoteIp ?? null, BOUNDS.ip),
-      boundText(entry.context?.localIp ?? null, BOUNDS.ip),
-      boundText(entry.context?.userAgent ?? null, BOUNDS.userAgent),
-      entry.sessionStartDate,
-      boundText(entry.cutByUser ?? null, BOUNDS.name),
-      boundText(entry.message ?? null, BOUNDS.message),
-    ];
+  private logoutRow(entry: UserLogoutEntry): NewUserLogout {
+    return {
+      createdDate: entry.createdDate ?? this.clock.now(),
+      createdUser: entry.createdUser,
+      userRegistryId: entry.userRegistryId,
+      tenantRegistryId: entry.tenantRegistryId,
+      reasonId: entry.reasonId,
+      outcomeId: entry.outcomeId,
+      remoteIp: entry.context?.remoteIp ?? null,
+      localIp: entry.context?.localIp ?? null,
+      userAgent: entry.context?.userAgent ?? null,
+      sessionStartDate: entry.sessionStartDate,
+      cutByUser: entry.cutByUser ?? null,
+      message: entry.message ?? null,
+    };
   }
 }
 

@@ -4,6 +4,7 @@ import { SessionTablesModule } from '../sessions/session-tables.module';
 import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
+import { CsrfGuard } from './csrf.guard';
 import { SessionCookies } from './cookies';
 import { JwtStrategy } from './jwt.strategy';
 import { SessionActivityWriter } from './session-activity.writer';
@@ -12,7 +13,8 @@ import { TokenService } from './token.service';
 import { UserStateReader } from './user-state.reader';
 
 /**
- * Request authentication: the global deny-by-default guard and the credential strategies. The
+ * Request authentication: the global CSRF guard, then the global deny-by-default guard, and the
+ * credential strategies. The
  * ApiKeyValidator token is bound by the global ApiKeysModule (its in-memory set of active keys).
  */
 @Global()
@@ -27,6 +29,9 @@ import { UserStateReader } from './user-state.reader';
     JwtStrategy,
     Authenticator,
     SlidingRefresh,
+    // Global guards run in the order they are provided: the CSRF rule first, so a request it refuses
+    // is never authenticated, refreshed or recorded (docs/decisions/0015).
+    { provide: APP_GUARD, useClass: CsrfGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
   exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtStrategy, SlidingRefresh],

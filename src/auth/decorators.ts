@@ -5,6 +5,7 @@ import { AuthenticatedRequest, Principal } from './principal';
 
 export const IS_PUBLIC = 'tm:isPublic';
 export const ACCESS_RULE = 'tm:access';
+export const CSRF_EXEMPT = 'tm:csrfExempt';
 
 /** What a route demands beyond an authenticated caller. */
 export interface AccessRule {
@@ -16,6 +17,12 @@ export interface AccessRule {
 
 /** Opens a route to anonymous callers. Every other route is denied without a credential. */
 export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiOperation({ security: [] }));
+
+/**
+ * Lifts the CSRF rule (auth/csrf.guard.ts) from a route that legitimately receives cross-site POSTs
+ * and never takes the session cookie as its credential. Each use says why, where it is used.
+ */
+export const CsrfExempt = () => SetMetadata(CSRF_EXEMPT, true);
 
 /**
  * Requires an authenticated caller and, optionally, a permission or the landlord tenant. The rule is

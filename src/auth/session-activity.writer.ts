@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { UserSessionRepository } from '../sessions/user-session.repository';
@@ -20,7 +20,7 @@ export const SESSION_ACTIVITY_JOB = 'session-activity-write';
  * stays old, and the session's next request notes it again.
  */
 @Injectable()
-export class SessionActivityWriter implements OnApplicationShutdown {
+export class SessionActivityWriter implements BeforeApplicationShutdown {
   private readonly logger = new Logger('SessionActivity');
   /** Session id → when it was seen (Clock ms), since the last flush. */
   private pending = new Map<string, number>();
@@ -52,7 +52,8 @@ export class SessionActivityWriter implements OnApplicationShutdown {
     return this.flushing;
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Before the database connection closes (on application shutdown it is already gone). */
+  async beforeApplicationShutdown(): Promise<void> {
     await this.flush();
   }
 

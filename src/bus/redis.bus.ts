@@ -32,6 +32,25 @@ export function redisOptions(connectionString: string): { options: RedisOptions;
   return { options, endpoint: `${url.hostname}:${options.port}` };
 }
 
+/**
+ * A connection for one atomic counter of a per-address rule (sign-in throttle, anonymous logout):
+ * no offline queue and one retry, so a command fails at once while Redis is down and within
+ * `commandTimeoutMs` while it is silent; the caller decides what a failure means. Connection errors
+ * are left to the commands (the bus already records Redis events).
+ */
+export function failFastRedis(connectionString: string, connectionName: string, commandTimeoutMs: number): Redis {
+  const client = new Redis({
+    ...redisOptions(connectionString).options,
+    connectionName,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: commandTimeoutMs,
+    retryStrategy: (times) => Math.min(100 * times, 2000),
+  });
+  client.on('error', () => undefined);
+  return client;
+}
+
 export interface RedisBusOptions {
   /** Prefix of every channel name (RedisChannelPrefix): deployments sharing one Redis stay apart. */
   channelPrefix?: string;
@@ -113,6 +132,11 @@ export class RedisBus extends Bus {
       void this.ping(this.subscriber, 'subscriber');
     }, options.heartbeatMs ?? HEARTBEAT_MS);
     this.heartbeat.unref();
+  }
+
+  /** The heartbeat's timer, for the owner to list as a named job (bus.module.ts: `redis-heartbeat`). */
+  get heartbeatTimer(): NodeJS.Timeout {
+    return this.heartbeat;
   }
 
   override get connected(): boolean {

@@ -145,6 +145,13 @@ export class MetricSeriesQueue {
   }
 }
 
+/**
+ * The largest total a counter row can hold: the largest double not above PostgreSQL's bigint maximum
+ * (2^63 - 1). A total that would pass it stays there (saturates): the row is still written, never
+ * refused by the database and set aside with the minute's timings (contract 13).
+ */
+export const MAX_COUNTER_TOTAL = 2 ** 63 - 1024;
+
 /** Accumulated timings of one stage (and model) in the current interval. */
 export interface StageCounter<K> {
   key: K;
@@ -169,7 +176,7 @@ export class StageCounters<K> {
     if (!Number.isFinite(durationMicroseconds) || durationMicroseconds < 0 || durationMicroseconds > Number.MAX_SAFE_INTEGER) return false;
     const counter = this.counters.get(id);
     if (counter) {
-      counter.totalMicroseconds += durationMicroseconds;
+      counter.totalMicroseconds = Math.min(counter.totalMicroseconds + durationMicroseconds, MAX_COUNTER_TOTAL);
       counter.invokeCount++;
       if (durationMicroseconds < counter.minMicroseconds) counter.minMicroseconds = durationMicroseconds;
       if (durationMicroseconds > counter.maxMicroseconds) counter.maxMicroseconds = durationMicroseconds;
@@ -203,7 +210,7 @@ export class StageCounters<K> {
         if (this.counters.size < this.capacity) this.counters.set(id, old);
         continue;
       }
-      current.totalMicroseconds += old.totalMicroseconds;
+      current.totalMicroseconds = Math.min(current.totalMicroseconds + old.totalMicroseconds, MAX_COUNTER_TOTAL);
       current.invokeCount += old.invokeCount;
       current.minMicroseconds = Math.min(current.minMicroseconds, old.minMicroseconds);
       current.maxMicroseconds = Math.max(current.maxMicroseconds, old.maxMicroseconds);

@@ -223,9 +223,8 @@ export class CaptureFlusher {
   /** The database cannot be reached: the given parts go back to their queues; the health rows wait. */
   private outage(unwritten: TablePart[], error: unknown, createdDate: Date, health: HealthRow[]): FlushReport {
     for (const p of unwritten) p.restore(p.entries);
-    this.logger.error(
-      `capture flush failed, the database cannot be reached: entries kept in their queues, ${this.healthBacklog.length} minutes of health rows kept: ${messageOf(error)}`,
-    );
+    // Constant text: a long outage is one line and then one count per logging window, not a line a minute.
+    this.logger.error(`capture flush failed, the database cannot be reached: entries kept in their queues, health rows kept with their minute: ${messageOf(error)}`);
     return { ok: false, createdDate, written: {}, setAside: {}, health };
   }
 

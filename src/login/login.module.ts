@@ -14,7 +14,7 @@ import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
-import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
+import { DatabaseThrottleStore, deploymentNamespace, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
@@ -29,14 +29,20 @@ import { DatabaseThrottleStore, deploymentNamespace, RedisThrottleStore, SignInT
     SignInThrottle,
     DatabaseThrottleStore,
     {
-      // Redis when the nodes share one, else the database they share anyway (contract 13).
+      // Redis when the nodes share one (the database while Redis cannot answer), else the database
+      // they share anyway (contract 13). The Redis command deadline leaves room for the database
+      // within the throttle's own deadline.
       provide: SignInThrottleStore,
       inject: [SETTINGS, DatabaseThrottleStore],
       useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
         settings.redisConnectionString && settings.signInThrottle
-          ? new RedisThrottleStore(
-              settings.redisConnectionString,
-              `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`,
+          ? new RedisOrDatabaseThrottleStore(
+              new RedisThrottleStore(
+                settings.redisConnectionString,
+                `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`,
+                Math.min(settings.redisCommandTimeoutMs, 1500),
+              ),
+              database,
             )
           : database,
     },

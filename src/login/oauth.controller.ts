@@ -2,7 +2,7 @@ import { Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiFoundResponse, ApiNotFoundResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Request, Response } from 'express';
-import { Public } from '../auth/decorators';
+import { CsrfExempt, Public } from '../auth/decorators';
 import { notFound } from '../common/problem';
 import { OAuthSignIn } from './oauth.service';
 
@@ -36,6 +36,12 @@ export class OAuthController {
 
   @Post('Callback')
   @Public()
+  // The provider's page posts this form, so it is cross-origin by design. With a provider on a sibling
+  // host of the same site (sso.bank.example for tm.bank.example) the browser sends the SameSite=Lax or
+  // Strict session cookie along, marked Sec-Fetch-Site: same-site, and the CSRF rule would refuse the
+  // sign-in of anyone already holding a session cookie. The cookie is never this route's credential:
+  // the sign-in rests on the sealed state, its browser binding, the nonce and PKCE (oauth-state.ts).
+  @CsrfExempt()
   @ApiOperation({ summary: 'The authorization response by form_post (the default).' })
   @ApiFoundResponse({ description: 'Signed in: to the local return URL (or OAuthForceRedirect); failed: to /Account/Login?error=<code>.' })
   @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })

@@ -3,7 +3,7 @@ import type { CookieOptions, Request, Response } from 'express';
 import type * as OpenIdClient from 'openid-client';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
-import { requestOrigin } from '../auth/csrf.middleware';
+import { requestOrigin } from '../auth/same-origin';
 import { Clock } from '../common/clock';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';

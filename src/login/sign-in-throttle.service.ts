@@ -61,7 +61,7 @@ export class SignInThrottle implements OnModuleDestroy {
         if (released) return;
         released = true;
         // Losing a give-back only over-counts (toward refusing): logged, never thrown.
-        await this.store.giveBack(address, window.startMs).catch((error: unknown) => {
+        await this.store.giveBack(address, window).catch((error: unknown) => {
           this.logger.warn(`could not give back a sign-in count: ${(error as Error).message}`);
         });
       },
@@ -118,7 +118,8 @@ export class SignInThrottle implements OnModuleDestroy {
         }),
       ]);
     } catch (error) {
-      this.logger.error(`sign-in refused, the throttle count cannot be reached: ${(error as Error).message}`);
+      // Every sign-in meets an outage of the store: a warning the logger counts, not an ERROR per request.
+      this.logger.warn(`sign-in refused (503), the throttle count cannot be reached: ${(error as Error).message}`);
       throw serviceUnavailable('Sign-in is unavailable right now.');
     } finally {
       clearTimeout(timer);

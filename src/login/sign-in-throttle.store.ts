@@ -1,15 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { createHash } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { Repository } from 'typeorm';
-import { redisOptions } from '../bus/redis.bus';
+import { failFastRedis } from '../bus/redis.bus';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 
 /** One address's window: its start (Clock ms) and the sign-ins counted in it so far. */
 export interface ThrottleWindow {
   startMs: number;
   count: number;
+  /** Counted in the database because Redis could not answer (RedisOrDatabaseThrottleStore). */
+  inDatabase?: boolean;
 }
 
 /**
@@ -21,7 +24,7 @@ export abstract class SignInThrottleStore {
   /** Counts one sign-in in the address's window, starting a new window when the last one ended. */
   abstract take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow>;
   /** Takes one count back (a sign-in that succeeded), if the window it was taken in still runs. */
-  abstract giveBack(address: string, startMs: number): Promise<void>;
+  abstract giveBack(address: string, window: ThrottleWindow): Promise<void>;
   /** The address's running window, without counting anything; null when none runs. */
   abstract peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null>;
   /** Forgets windows that ended. */
@@ -30,9 +33,11 @@ export abstract class SignInThrottleStore {
 }
 
 /**
- * The database's count (no Redis configured). Raw SQL: one INSERT … ON CONFLICT decides whether the
- * window ended and counts in the same statement (TypeORM's upsert cannot express the conditional
- * reset), which is what makes concurrent sign-ins from one address on several nodes count exactly.
+ * The database's count (no Redis configured), and the SignInThrottle table's repository: every
+ * statement on that table is here. Raw SQL in `take` only: one INSERT … ON CONFLICT decides whether
+ * the window ended and counts in the same statement (TypeORM's upsert cannot express the conditional
+ * reset), which is what makes concurrent sign-ins from one address on several nodes count exactly
+ * (docs/decisions/0013, test/sign-in-throttle.e2e-spec.ts).
  */
 @Injectable()
 export class DatabaseThrottleStore extends SignInThrottleStore {
@@ -52,7 +57,7 @@ export class DatabaseThrottleStore extends SignInThrottleStore {
     return { startMs: rows[0].start.getTime(), count: rows[0].count };
   }
 
-  async giveBack(address: string, startMs: number): Promise<void> {
+  async giveBack(address: string, { startMs }: ThrottleWindow): Promise<void> {
     await this.repository
       .createQueryBuilder()
       .update()
@@ -102,15 +107,12 @@ if redis.call('HGET', KEYS[1], 's') == ARGV[1] and tonumber(redis.call('HGET', K
 end
 return 0`;
 
-/** How long a Redis command may take before the sign-in is refused (fail closed). */
-const REDIS_COMMAND_TIMEOUT_MS = 2000;
-
 /**
  * The Redis count (RedisConnectionString set): one hash per address, changed by Lua scripts so each
  * step is atomic on the server. Keys start with RedisChannelPrefix and a namespace derived from the
  * database the nodes share, so two deployments on one Redis never count each other's failures. The key expiry (real time) only
  * cleans up; whether a window ended is decided on the service's Clock. The connection has no offline
- * queue: while Redis is down a sign-in is refused at once, never left waiting.
+ * queue: while Redis is down a command fails at once, never left waiting.
  */
 export class RedisThrottleStore extends SignInThrottleStore {
   private readonly client: Redis & {
@@ -121,19 +123,11 @@ export class RedisThrottleStore extends SignInThrottleStore {
   constructor(
     connectionString: string,
     private readonly namespace: string,
+    commandTimeoutMs: number,
   ) {
     super();
-    const { options } = redisOptions(connectionString);
-    this.client = new Redis({
-      ...options,
-      connectionName: 'tm-throttle',
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 1,
-      commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
-      retryStrategy: (times) => Math.min(100 * times, 2000),
-    }) as RedisThrottleStore['client'];
-    // Connection errors surface as refused sign-ins (503); the bus already records Redis events.
-    this.client.on('error', () => undefined);
+    // Connection errors surface as failed commands: the database counts meanwhile (RedisOrDatabaseThrottleStore).
+    this.client = failFastRedis(connectionString, 'tm-throttle', commandTimeoutMs) as RedisThrottleStore['client'];
     this.client.defineCommand('throttleTake', { numberOfKeys: 1, lua: TAKE });
     this.client.defineCommand('throttleGiveBack', { numberOfKeys: 1, lua: GIVE_BACK });
   }
@@ -148,7 +142,7 @@ export class RedisThrottleStore extends SignInThrottleStore {
     return { startMs: Number(start), count: Number(count) };
   }
 
-  async giveBack(address: string, startMs: number): Promise<void> {
+  async giveBack(address: string, { startMs }: ThrottleWindow): Promise<void> {
     await this.client.throttleGiveBack(this.key(address), String(startMs));
   }
 
@@ -164,6 +158,76 @@ export class RedisThrottleStore extends SignInThrottleStore {
 
   async close(): Promise<void> {
     this.client.disconnect();
+  }
+}
+
+/** After Redis failed to count, how long sign-ins go straight to the database before Redis is tried again. */
+const REDIS_RETRY_AFTER_MS = 5_000;
+
+/**
+ * Redis first and, while Redis cannot answer, the database the nodes share (contract 13 names both
+ * stores). A Redis outage therefore never stops sign-in and never stops the throttle: the count goes
+ * on, exact across nodes, in the SignInThrottle table. What Redis had counted before the outage is not
+ * carried over (an address gains at most one more window of attempts, while the account lockout still
+ * holds); a window counted in the database is given back there. After a failure Redis is left alone
+ * for a few seconds, so a black-holed Redis costs one command timeout, not one per sign-in. Only when
+ * neither store answers is the sign-in refused (503, fail closed: docs/decisions/0013).
+ */
+export class RedisOrDatabaseThrottleStore extends SignInThrottleStore {
+  private readonly logger = new Logger('SignInThrottle');
+  private redisRetryAt = 0;
+
+  constructor(
+    private readonly redis: RedisThrottleStore,
+    private readonly database: DatabaseThrottleStore,
+  ) {
+    super();
+  }
+
+  async take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {
+    if (this.redisUsable()) {
+      try {
+        return await this.redis.take(address, nowMs, windowMs);
+      } catch (error) {
+        this.redisFailed(error);
+      }
+    }
+    return { ...(await this.database.take(address, nowMs, windowMs)), inDatabase: true };
+  }
+
+  async giveBack(address: string, window: ThrottleWindow): Promise<void> {
+    await (window.inDatabase ? this.database : this.redis).giveBack(address, window);
+  }
+
+  async peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null> {
+    if (this.redisUsable()) {
+      try {
+        return await this.redis.peek(address, nowMs, windowMs);
+      } catch (error) {
+        this.redisFailed(error);
+      }
+    }
+    const window = await this.database.peek(address, nowMs, windowMs);
+    return window && { ...window, inDatabase: true };
+  }
+
+  async purge(nowMs: number, windowMs: number): Promise<void> {
+    // Windows counted in the database during an outage; Redis keys expire on their own.
+    await this.database.purge(nowMs, windowMs);
+  }
+
+  async close(): Promise<void> {
+    await this.redis.close();
+  }
+
+  private redisUsable(): boolean {
+    return performance.now() >= this.redisRetryAt;
+  }
+
+  private redisFailed(error: unknown): void {
+    this.redisRetryAt = performance.now() + REDIS_RETRY_AFTER_MS;
+    // One fixed text, so the logger counts repeats instead of writing a line per sign-in.
+    this.logger.warn(`Redis cannot count sign-ins (${(error as Error).name}); counting them in the database until it answers`);
   }
 }
 

@@ -99,6 +99,11 @@ class ReadSession {
    *   prefers a parallel bitmap scan and a sort (cheaper in its model), which sends nothing until the
    *   sort is done and measured 90-130 ms against 35-75 ms for the ordered index scan (71,000 rows);
    *   with sorting discouraged it streams the index order from the first row.
+   * - No sequential scan: every read is bounded by its window on the date index. When the window
+   *   covers most of the table the planner prefers a (parallel) sequential scan, which evaluates
+   *   `current_setting(…)::timestamptz` of both bounds on every row, where an index scan reads them
+   *   once: a 24-hour count over 1M rows measured ≈ 325 ms per worker against ≈ 70 ms for the
+   *   index-only scan (bench/RESULTS.md, "Reads at scale").
    * - `clientPaced`: no statement_timeout (the watchdog of the COPY bounds the server instead).
    */
   async bind(params: Params, planner: boolean, ordered: boolean, clientPaced = false): Promise<void> {
@@ -106,7 +111,9 @@ class ReadSession {
       const text = `$${i + 1}::${type}::text`;
       return `set_config('${params.name(i + 1)}', ${lowered ? `lower(${text})` : text}, false)`;
     });
-    if (planner) sets.unshift(`set_config('jit', 'off', false)`, `set_config('enable_sort', '${ordered ? 'off' : 'on'}', false)`);
+    if (planner) {
+      sets.unshift(`set_config('jit', 'off', false)`, `set_config('enable_seqscan', 'off', false)`, `set_config('enable_sort', '${ordered ? 'off' : 'on'}', false)`);
+    }
     // A statement paced by its HTTP client lasts as long as the client reads; its deadline on the
     // server's side is the COPY's silence watchdog instead (see BinaryCopy).
     if (planner && clientPaced) sets.unshift(`set_config('statement_timeout', '0', false)`);
@@ -124,7 +131,7 @@ class ReadSession {
   /** Leaves no read values behind on a pooled connection, and its planner settings as they were. */
   async clear(): Promise<void> {
     const sets = Array.from({ length: this.bound }, (_, i) => `set_config('${this.prefix}${i + 1}', '', false)`);
-    if (this.tuned) sets.push(`(SELECT array_agg(set_config(name, reset_val, false)) FROM pg_settings WHERE name IN ('jit', 'enable_sort', 'statement_timeout'))`);
+    if (this.tuned) sets.push(`(SELECT array_agg(set_config(name, reset_val, false)) FROM pg_settings WHERE name IN ('jit', 'enable_seqscan', 'enable_sort', 'statement_timeout'))`);
     if (sets.length > 0) await this.client.query(`SELECT ${sets.join(', ')}`);
     this.bound = 0;
     this.tuned = false;
@@ -435,6 +442,7 @@ export class ReadEngine {
             `array_agg(s${i} ORDER BY s${i}) FILTER (WHERE s${i} IS NOT NULL) AS v${i}, ` +
             `avg(s${i}) AS mean${i}, coalesce(stddev_samp(s${i}), 0) AS sd${i}`,
         )
+        .concat('count(*) AS newest')
         .join(', ');
       ctes.push(
         `agg AS MATERIALIZED (SELECT ${aggregates}
@@ -445,7 +453,12 @@ export class ReadEngine {
       statColumns.length > 0
         ? `(SELECT json_build_array(${statColumns.map((_, i) => columnStatisticsSql(i)).join(', ')})::text FROM agg a)`
         : `'[]'::text`;
-    ctes.push(`head AS MATERIALIZED (SELECT (SELECT count(*) FROM base t) AS total, ${statistics} AS statistics)`);
+    // The statistics scan reads the newest MAX_TAKE rows of the same set: when it found fewer, it read
+    // them all and its count is the total, so the set is not scanned a second time (a scalar sub-query
+    // in a CASE branch not taken is never run). Otherwise the full count is read from the index.
+    const count = `(SELECT count(*) FROM base t)`;
+    const total = statColumns.length > 0 ? `CASE WHEN (SELECT newest FROM agg) < ${MAX_TAKE} THEN (SELECT newest FROM agg) ELSE ${count} END` : count;
+    ctes.push(`head AS MATERIALIZED (SELECT ${total} AS total, ${statistics} AS statistics)`);
     const firstOnly = `r.n IS NULL OR r.n = 1`;
     return `WITH ${ctes.join(',\n')}
       SELECT CASE WHEN ${firstOnly} THEN h.total END, CASE WHEN ${firstOnly} THEN h.statistics END, r.*
@@ -628,7 +641,9 @@ export class ReadEngine {
     if (!column.lookup) return column.sql;
     const codes = Object.keys(column.lookup.names).map(Number);
     const names: (string | null)[] = Array.from({ length: Math.max(0, ...codes) }, (_, i) => column.lookup!.names[i + 1] ?? null);
-    return `(${p.add(names, 'text[]')})[t."${column.lookup.code}"]`;
+    // A scalar sub-query is run once per statement (an InitPlan); the setting read and cast to text[]
+    // in the select list would be parsed again for every row (≈ 0.5 µs a row, ≈ 40 ms of a 71,000-row answer).
+    return `((SELECT ${p.add(names, 'text[]')}))[t."${column.lookup.code}"]`;
   }
 
   /** Turns the per-column aggregates into the contract's shape; a column with no values is all zeros. */

@@ -5,15 +5,12 @@ import { AuditWriter } from '../audit/audit.writer';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
 import { JwtStrategy } from '../auth/jwt.strategy';
-import { Clock } from '../common/clock';
+import { isDatabaseUnavailable } from '../database/deadlines';
 import { RequestContext, requestContext } from '../common/request-context';
+import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
 import { SessionOwner, SessionRevocation } from './session-revocation.service';
 
 export const LOGOUT_WARNING_HEADER = 'X-Service-Logout-Warning';
-/** Rows for callers without a session: at most one per address per this period (service.md 2.4). */
-export const ANONYMOUS_LOGOUT_PERIOD_MS = 60_000;
-/** Addresses remembered for that limit; the oldest are forgotten first. */
-export const ANONYMOUS_LOGOUT_MEMORY = 10_000;
 
 export type LogoutResult = 'revoked' | 'noSession' | 'revocationFailed';
 
@@ -32,16 +29,13 @@ interface PresentedSession {
 @Injectable()
 export class LogoutService {
   private readonly logger = new Logger('Logout');
-  /** Remote address → when its last anonymous row was written (Clock ms), oldest first. */
-  private readonly anonymousRows = new Map<string, number>();
-
   constructor(
     private readonly authenticator: Authenticator,
     private readonly jwt: JwtStrategy,
     private readonly cookies: SessionCookies,
     private readonly revocation: SessionRevocation,
     private readonly audit: AuditWriter,
-    private readonly clock: Clock,
+    private readonly anonymous: AnonymousLogoutLimiter,
   ) {}
 
   async logout(req: Request, res: Response): Promise<LogoutResult> {
@@ -66,9 +60,15 @@ export class LogoutService {
       return 'revoked';
     } catch (error) {
       res.setHeader(LOGOUT_WARNING_HEADER, 'revocation-failed');
-      this.logger.error(
-        `logout of user ${session.owner.userRegistryId}: the revocation could not be written, the token stays valid until it expires: ${(error as Error).message}`,
-      );
+      if (isDatabaseUnavailable(error)) {
+        // An outage: every logout meets it. One constant warning (the logger counts the repeats) rather
+        // than an ERROR per request; the UserLogout row (OutcomeId 3) names the user.
+        this.logger.warn('logout during a database outage: the revocation could not be written, the token stays valid until it expires (UserLogout OutcomeId 3)');
+      } else {
+        this.logger.error(
+          `logout of user ${session.owner.userRegistryId}: the revocation could not be written, the token stays valid until it expires: ${(error as Error).message}`,
+        );
+      }
       await this.recordFailure(session, context);
       // The browser is logged out anyway; its streams need not outlive it.
       await this.revocation.announceEnded(session.owner.userRegistryId);
@@ -117,7 +117,8 @@ export class LogoutService {
   }
 
   private async recordWithoutSession(context: RequestContext): Promise<void> {
-    if (!this.claimAnonymousRow(context.remoteIp ?? '')) return;
+    // Once a minute per client address, across every node (contract 13).
+    if (!(await this.anonymous.claim(context.remoteIp))) return;
     await this.audit.logoutEventually({
       createdUser: null,
       userRegistryId: null,
@@ -127,23 +128,5 @@ export class LogoutService {
       context,
       sessionStartDate: null,
     });
-  }
-
-  /** True when this address has had no anonymous row within the last minute; remembers it. */
-  private claimAnonymousRow(address: string): boolean {
-    const now = this.clock.nowMs();
-    // Forget what is older than the period (the map is in write order), and beyond the memory bound.
-    for (const [known, at] of this.anonymousRows) {
-      if (now - at < ANONYMOUS_LOGOUT_PERIOD_MS && this.anonymousRows.size <= ANONYMOUS_LOGOUT_MEMORY) break;
-      this.anonymousRows.delete(known);
-    }
-    const last = this.anonymousRows.get(address);
-    if (last !== undefined && now - last < ANONYMOUS_LOGOUT_PERIOD_MS && now >= last) return false;
-    this.anonymousRows.delete(address);
-    this.anonymousRows.set(address, now);
-    while (this.anonymousRows.size > ANONYMOUS_LOGOUT_MEMORY) {
-      this.anonymousRows.delete(this.anonymousRows.keys().next().value!);
-    }
-    return true;
   }
 }

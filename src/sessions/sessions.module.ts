@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AnonymousLogoutEntry } from './anonymous-logout.entity';
 import { RegistryTablesModule } from '../users/registry-tables.module';
 import { SessionTablesModule } from './session-tables.module';
 import { LogoutController } from './logout.controller';
+import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
+import { AnonymousLogoutRepository } from './anonymous-logout.repository';
 import { LogoutService } from './logout.service';
 import { RevokeTokensController } from './revoke-tokens.controller';
 import { SessionController } from './session.controller';
@@ -17,7 +21,7 @@ import { UserSessions } from './user-sessions.service';
  * revocation, logout, the streams cut with them, and the purge of ended rows.
  */
 @Module({
-  imports: [SessionTablesModule, RegistryTablesModule],
+  imports: [SessionTablesModule, RegistryTablesModule, TypeOrmModule.forFeature([AnonymousLogoutEntry])],
   controllers: [SessionController, OwnSessionsController, UserSessionsController, LogoutController, RevokeTokensController, StreamController],
   providers: [
     SessionRevocation,
@@ -25,6 +29,8 @@ import { UserSessions } from './user-sessions.service';
     SessionRetention,
     SessionRetentionScheduler,
     LogoutService,
+    AnonymousLogoutRepository,
+    AnonymousLogoutLimiter,
     StreamRegistry,
   ],
   exports: [SessionRevocation, SessionTablesModule, SessionRetention],

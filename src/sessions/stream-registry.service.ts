@@ -9,7 +9,7 @@ import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionEndedMessage, SessionRevocation } from './session-revocation.service';
-import { audienceOf, mayReceive, StreamScope } from './stream-scope';
+import { Audience, audienceOf, mayReceive, scopeChangeOf, StreamScope } from './stream-scope';
 
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */
 export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceChange;
@@ -33,8 +33,26 @@ interface OpenStream {
   display: string;
   /** What its caller may read; refreshed at every re-check (a role or tenant can change meanwhile). */
   scope: StreamScope;
+  /**
+   * Frames held while the scope is read again after a change that may alter it (the caller's user,
+   * role or tenant changed): judged by the scope read after the change, never the one before. Null
+   * when no read is under way.
+   */
+  held: Array<{ audience: Audience; frame: string }> | null;
+  /** The latest scope read asked for; an earlier one that ends after it leaves the held frames to it. */
+  scopeRead: object | null;
   res: Response;
 }
+
+/**
+ * Bytes written to a stream that its client has not taken yet (Node buffers them in memory); past this
+ * the client is not reading (stalled, or far too slow) and its stream is cut, so a client that never
+ * reads cannot make the service hold every later message for it (contract 13, slow clients).
+ */
+export const STREAM_BACKLOG_BYTES = 1024 * 1024;
+
+/** Frames a stream may hold while its scope is read; past this the stream is closed (a client reconnects). */
+const HELD_FRAMES_LIMIT = 1000;
 
 /**
  * The open Watcher and ServiceChange streams of this node. Events of the bus are relayed to them as
@@ -76,6 +94,9 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       }),
       this.revocation.onEndedHere(onEnded),
       () => this.activeKeys.events.off('removed', onRemoved),
+      // Back on the bus after losing it: messages sent meanwhile never reach this node, so every stream
+      // is checked against the database at once rather than at the next periodic re-check.
+      this.bus.onReady(() => void this.recheck()),
     );
     // Named intervals in the scheduler registry (the recheck period is a setting, so no @Interval or
     // @Cron decorator can carry it); ScheduleModule clears them on shutdown if this has not.
@@ -109,6 +130,8 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       apiKeyHash: key !== undefined ? apiKeyHash(key) : null,
       display: principal.apiKeyDisplay ?? principal.userName,
       scope: { tenantRegistryId: principal.tenantRegistryId, landlord: principal.landlord, permissions: principal.permissions },
+      held: null,
+      scopeRead: null,
       res,
     };
     res.status(200);
@@ -165,7 +188,10 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
   }
 
   private async checkAll(onlyUser?: number): Promise<void> {
-    const streams = [...this.streams].filter((s) => onlyUser === undefined || s.userRegistryId === onlyUser);
+    await this.check([...this.streams].filter((s) => onlyUser === undefined || s.userRegistryId === onlyUser));
+  }
+
+  private async check(streams: OpenStream[]): Promise<void> {
     // One read per distinct user and session; the reader batches them into one statement.
     const reads = new Map<string, Promise<UserAndSession | 'unreadable'>>();
     const readOf = (stream: OpenStream) => {
@@ -209,19 +235,71 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       .split(/\r\n|\r|\n/)
       .map((line) => `data: ${line}`)
       .join('\n')}\n\n`;
-    for (const stream of this.streams) {
-      if (stream.channel === channel && mayReceive(stream.scope, audience)) stream.res.write(frame);
+    // A change of a user, role or tenant may change what the streams of its callers may read: their
+    // scope is read again before they get this message or any later one (contract 13).
+    if (channel === CHANNELS.serviceChange) {
+      const affects = scopeChangeOf(message);
+      if (affects) this.rereadScopes([...this.streams].filter((stream) => affects(stream)));
+    }
+    for (const stream of [...this.streams]) {
+      if (stream.channel !== channel) continue;
+      if (stream.held) this.hold(stream, audience, frame);
+      else if (mayReceive(stream.scope, audience)) this.send(stream, frame);
     }
   }
 
-  private heartbeat(): void {
-    for (const stream of this.streams) stream.res.write(': heartbeat\n\n');
+  private hold(stream: OpenStream, audience: Audience, frame: string): void {
+    stream.held!.push({ audience, frame });
+    if (stream.held!.length > HELD_FRAMES_LIMIT) this.close(stream, 'too many messages while its scope was read');
   }
 
-  private close(stream: OpenStream, reason: string): void {
+  /**
+   * Reads the scope of these streams again (closing those whose session ended meanwhile, or whose user
+   * cannot be read: fail closed) and holds their messages until then; the held ones are then judged by
+   * the new scope. A later read started before this one ends releases them instead.
+   */
+  private rereadScopes(streams: OpenStream[]): void {
+    if (streams.length === 0) return;
+    const read = {};
+    for (const stream of streams) {
+      stream.held ??= [];
+      stream.scopeRead = read;
+    }
+    void this.check(streams)
+      .catch((error: unknown) => {
+        for (const stream of streams) this.close(stream, `its scope could not be read: ${(error as Error).message}`);
+      })
+      .finally(() => {
+        for (const stream of streams) {
+          if (stream.scopeRead !== read) continue;
+          const held = stream.held ?? [];
+          stream.held = null;
+          stream.scopeRead = null;
+          if (!this.streams.has(stream)) continue;
+          for (const { audience, frame } of held) if (mayReceive(stream.scope, audience)) this.send(stream, frame);
+        }
+      });
+  }
+
+  private heartbeat(): void {
+    for (const stream of [...this.streams]) this.send(stream, ': heartbeat\n\n');
+  }
+
+  /** Writes to a stream whose client keeps up; cuts one that has left STREAM_BACKLOG_BYTES unread. */
+  private send(stream: OpenStream, text: string): void {
+    if (stream.res.writableLength > STREAM_BACKLOG_BYTES) {
+      this.close(stream, 'its client does not read what it is sent', true);
+      return;
+    }
+    stream.res.write(text);
+  }
+
+  private close(stream: OpenStream, reason: string, cut = false): void {
     if (!this.streams.delete(stream)) return;
     this.logger.log(`closing ${stream.channel} stream ${stream.id} of ${stream.display}: ${reason}`);
-    stream.res.end(': closed\n\n');
+    // A client that does not read would never take a last line: its connection is cut instead.
+    if (cut) stream.res.destroy();
+    else stream.res.end(': closed\n\n');
   }
 }
 

@@ -64,3 +64,36 @@ export function mayReceive(scope: StreamScope, audience: Audience): boolean {
   if (audience.tenantRegistryId === null || audience.tenantRegistryId !== scope.tenantRegistryId) return false;
   return audience.permission === null || scope.permissions.includes(audience.permission);
 }
+
+/** The part of a stream a scope change may concern: whose it is and what it may read now. */
+export interface ScopedStream {
+  userRegistryId: number;
+  scope: StreamScope;
+}
+
+/**
+ * Which streams a ServiceChange message may change the scope of, or null for none: a user's change
+ * (role, tenant, activity) concerns that user's streams; a role's or a tenant's change (permissions,
+ * activity, landlord) the streams of that tenant. A message that does not say its tenant concerns every
+ * stream (deny by default: the scopes are read again).
+ */
+export function scopeChangeOf(raw: string): ((stream: ScopedStream) => boolean) | null {
+  let value: { entity?: unknown; id?: unknown; tenantRegistryId?: unknown };
+  try {
+    value = JSON.parse(raw) as typeof value;
+  } catch {
+    return null;
+  }
+  if (value === null || typeof value !== 'object') return null;
+  const id = typeof value.id === 'number' ? value.id : null;
+  const tenant = tenantOf(value);
+  switch (value.entity) {
+    case 'UserRegistry':
+      return (stream) => id === null || stream.userRegistryId === id;
+    case 'RoleRegistry':
+    case 'TenantRegistry':
+      return (stream) => tenant === null || stream.scope.tenantRegistryId === tenant;
+    default:
+      return null;
+  }
+}

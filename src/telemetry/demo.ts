@@ -5,11 +5,15 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createApp, displayUrl } from '../bootstrap';
 import { CaptureFlusher } from '../capture-queues/capture-flusher.service';
+import { CaptureQueueHealth } from '../capture-queues/capture-queue-health.entity';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
 import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
+import { OpenTelemetryMetric } from './open-telemetry-metric.entity';
 import { PipelineTelemetry } from './pipeline-telemetry.service';
+import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from './stage-performance-counter.entities';
 import { ArchiverStage, CaseCreationStage } from './telemetry.types';
+import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from './warning.entities';
 
 /**
  * `npm run telemetry:demo [-- --minutes=3]`: runs the service against the configured database (the
@@ -22,14 +26,15 @@ import { ArchiverStage, CaseCreationStage } from './telemetry.types';
  * and service share the database and run side by side.
  */
 
+/** The tables the demo fills, counted at the end. */
 const TABLES = [
-  'ArchiverStagePerformanceCounter',
-  'ArchiverWarning',
-  'CaseCreationStagePerformanceCounter',
-  'CaseCreationWarning',
-  'ModelInvokeWarning',
-  'CaptureQueueHealth',
-  'OpenTelemetryMetric',
+  ArchiverStagePerformanceCounter,
+  ArchiverWarning,
+  CaseCreationStagePerformanceCounter,
+  CaseCreationWarning,
+  ModelInvokeWarning,
+  CaptureQueueHealth,
+  OpenTelemetryMetric,
 ];
 
 function minutesFlag(argv: string[]): number {
@@ -138,9 +143,9 @@ async function main(): Promise<void> {
   await app.get(CaptureFlusher).flush();
 
   const dataSource = app.get(DataSource);
-  for (const table of TABLES) {
-    const [row] = (await dataSource.query(`SELECT count(*)::int AS n FROM "${table}"`)) as { n: number }[];
-    logger.log(`${table}: ${row.n} rows`);
+  for (const entity of TABLES) {
+    const repository = dataSource.getRepository(entity);
+    logger.log(`${repository.metadata.tableName}: ${await repository.count()} rows`);
   }
   logger.log(`${invocations} simulated invocations`);
   await app.close();

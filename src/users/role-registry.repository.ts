@@ -59,4 +59,10 @@ export class RoleRegistryRepository {
     if (Object.keys(set).length === 0) return;
     await (tx?.getRepository(RoleRegistry) ?? this.repository).update({ id }, set);
   }
+
+  /** The tenant of role `id`; null when there is no such role. */
+  async tenantOf(id: number): Promise<number | null> {
+    const role = await this.repository.findOne({ select: { tenantRegistryId: true }, where: { id } });
+    return role?.tenantRegistryId ?? null;
+  }
 }

@@ -1,9 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { EventEmitter } from 'node:events';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
+import { RoleRegistryRepository } from './role-registry.repository';
+import { TenantRegistryRepository } from './tenant-registry.repository';
+import { UserRegistryRepository } from './user-registry.repository';
 
 export type ServiceChangeEntity = 'UserRegistry' | 'RoleRegistry' | 'TenantRegistry' | 'UserRegistryApiKey';
 export type ServiceChangeAction = 'created' | 'updated' | 'deleted';
@@ -23,19 +24,6 @@ export interface ServiceChangeMessage {
 }
 
 /**
- * The tenant of each kind of entry, by its id: a user's is its role's, a key's its user's. Raw SQL:
- * one indexed lookup per change; deleted (soft) entries still answer, so their deletion is scoped too.
- */
-const TENANT_OF: Record<ServiceChangeEntity, string> = {
-  UserRegistry: `SELECT r."TenantRegistryId" AS tenant FROM "UserRegistry" u JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId" WHERE u."Id" = $1`,
-  RoleRegistry: `SELECT "TenantRegistryId" AS tenant FROM "RoleRegistry" WHERE "Id" = $1`,
-  TenantRegistry: `SELECT "Id" AS tenant FROM "TenantRegistry" WHERE "Id" = $1`,
-  UserRegistryApiKey: `SELECT r."TenantRegistryId" AS tenant FROM "UserRegistryApiKey" k
-                         JOIN "UserRegistry" u ON u."Id" = k."UserRegistryId"
-                         JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId" WHERE k."Id" = $1`,
-};
-
-/**
  * Tells every node that a registry entry changed. Best effort: the change is already committed, so a
  * bus failure is logged at WARN and never fails the request (stream clients reload on reconnect).
  * Listeners on this node hear of the change first and synchronously, whether or not the bus works.
@@ -48,7 +36,9 @@ export class ServiceChangePublisher {
   constructor(
     private readonly bus: Bus,
     private readonly clock: Clock,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly users: UserRegistryRepository,
+    private readonly roles: RoleRegistryRepository,
+    private readonly tenants: TenantRegistryRepository,
   ) {}
 
   /** Runs `listener` for every change made on this node, before the message goes on the bus. */
@@ -57,9 +47,13 @@ export class ServiceChangePublisher {
     return () => this.local.off('change', listener);
   }
 
-  async publish(entity: ServiceChangeEntity, id: number, action: ServiceChangeAction): Promise<void> {
+  /** A change of a user, role or tenant. */
+  publish(entity: Exclude<ServiceChangeEntity, 'UserRegistryApiKey'>, id: number, action: ServiceChangeAction): Promise<void>;
+  /** A change of an API key, which belongs to the tenant of its user `ownerUserId`. */
+  publish(entity: 'UserRegistryApiKey', id: number, action: ServiceChangeAction, ownerUserId: number): Promise<void>;
+  async publish(entity: ServiceChangeEntity, id: number, action: ServiceChangeAction, ownerUserId?: number): Promise<void> {
     const at = this.clock.now().toISOString();
-    const message: ServiceChangeMessage = { entity, id, action, at, tenantRegistryId: await this.tenantOf(entity, id) };
+    const message: ServiceChangeMessage = { entity, id, action, at, tenantRegistryId: await this.tenantOf(entity, id, ownerUserId) };
     this.local.emit('change', message);
     try {
       await this.bus.publish(CHANNELS.serviceChange, JSON.stringify(message));
@@ -68,10 +62,22 @@ export class ServiceChangePublisher {
     }
   }
 
-  private async tenantOf(entity: ServiceChangeEntity, id: number): Promise<number | null> {
+  /**
+   * The tenant of the changed entry: a user's is its role's, a key's its user's. Deleted (soft)
+   * entries still answer, so their deletion is scoped too. One indexed lookup per change.
+   */
+  private async tenantOf(entity: ServiceChangeEntity, id: number, ownerUserId?: number): Promise<number | null> {
     try {
-      const rows: Array<{ tenant: number }> = await this.dataSource.query(TENANT_OF[entity], [id]);
-      return rows[0]?.tenant ?? null;
+      switch (entity) {
+        case 'UserRegistry':
+          return (await this.users.tenantsOf([id])).get(id) ?? null;
+        case 'UserRegistryApiKey':
+          return ownerUserId === undefined ? null : ((await this.users.tenantsOf([ownerUserId])).get(ownerUserId) ?? null);
+        case 'RoleRegistry':
+          return await this.roles.tenantOf(id);
+        case 'TenantRegistry':
+          return (await this.tenants.exists(id)) ? id : null;
+      }
     } catch (error) {
       // Fail closed: a change whose tenant is unknown reaches landlord streams only.
       this.logger.warn(`could not tell the tenant of ${entity} ${id}: ${(error as Error).message}`);

@@ -217,6 +217,22 @@ export class UserRegistryRepository {
     await this.repository.update({ id }, { deleted: true });
   }
 
+  /**
+   * The tenant of each user of `ids` (its role's), deleted users included: the audit trail and the
+   * ServiceChange stream scope rows of users deleted since. Users not found are absent from the map.
+   */
+  async tenantsOf(ids: number[], tx?: EntityManager): Promise<Map<number, number>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.on(tx)
+      .createQueryBuilder('u')
+      .innerJoin(RoleRegistry, 'r', 'r.id = u.roleRegistryId')
+      .select('u.id', 'id')
+      .addSelect('r.tenantRegistryId', 'tenant')
+      .where('u.id IN (:...ids)', { ids: [...new Set(ids)] })
+      .getRawMany<{ id: number; tenant: number }>();
+    return new Map(rows.map((row) => [row.id, row.tenant]));
+  }
+
   /** Every token of the user issued before `now` is refused from now on (read on every request). */
   async revokeTokens(id: number, now: Date, tx?: EntityManager): Promise<void> {
     await this.on(tx).update({ id }, { tokensValidFrom: now });

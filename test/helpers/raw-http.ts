@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { connect, Socket } from 'node:net';
 
 /**
@@ -94,4 +95,33 @@ export class RawRequest {
       at = start + size + 2;
     }
   }
+}
+
+/**
+ * A JSON request on node's plain http client, so a header can be sent as several lines (fetch would
+ * join them into one): answers the status and the body text.
+ */
+export function sendRaw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string | string[]>,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const all: Record<string, string | string[]> = { ...headers };
+  if (payload !== undefined) {
+    all['content-type'] = 'application/json';
+    all['content-length'] = String(Buffer.byteLength(payload));
+  }
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${base}${path}`, { method, headers: all }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

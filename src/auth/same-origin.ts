@@ -1,9 +1,8 @@
-import type { NextFunction, Request, Response } from 'express';
-import { sendProblem } from '../common/problem';
+import type { Request } from 'express';
 import { presentedCredential } from './authenticator.service';
 import { JWT_COOKIE } from './cookies';
 
-const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** What the CSRF rule (auth/csrf.guard.ts) asks of a request: is it same-origin, is the cookie its credential. */
 
 function originOf(value: string): string | null {
   try {
@@ -48,19 +47,4 @@ export function cookieAuthenticates(req: Request): boolean {
   if ((req.cookies as Record<string, string> | undefined)?.[JWT_COOKIE] === undefined) return false;
   const credential = presentedCredential(req);
   return credential === null || credential.type === 'Cookie';
-}
-
-export function csrfOriginCheck(enabled: boolean) {
-  return (req: Request, res: Response, next: NextFunction): void => {
-    if (enabled && UNSAFE.has(req.method) && cookieAuthenticates(req) && !isProvablySameOrigin(req)) {
-      sendProblem(res, {
-        type: 'about:blank',
-        title: 'Forbidden',
-        status: 403,
-        detail: 'A request carrying the session cookie must come from this site.',
-      });
-      return;
-    }
-    next();
-  };
 }

@@ -1,0 +1,61 @@
+import { Injectable } from '@nestjs/common';
+import { InjectRepository } from '@nestjs/typeorm';
+import { EntityManager, Repository } from 'typeorm';
+import { BOUNDS, boundText } from '../common/text';
+import { UserLogout } from './user-logout.entity';
+
+/** One session cut as written (contract 9); the texts are bounded and stripped here. */
+export interface NewUserLogout {
+  createdDate: Date;
+  createdUser: string | null;
+  userRegistryId: number | null;
+  tenantRegistryId: number | null;
+  reasonId: number;
+  outcomeId: number;
+  remoteIp: string | null;
+  localIp: string | null;
+  userAgent: string | null;
+  sessionStartDate: Date | null;
+  cutByUser: string | null;
+  message: string | null;
+}
+
+/**
+ * Every statement that writes UserLogout. The trail is never updated or deleted by the service; it is
+ * read through the read engine (audit.tables.ts describes it for reads/). Every caller text is
+ * stripped of control characters and bounded here.
+ */
+@Injectable()
+export class UserLogoutRepository {
+  constructor(@InjectRepository(UserLogout) private readonly repository: Repository<UserLogout>) {}
+
+  /**
+   * Inserts the rows in one statement (a multi-row VALUES; the audit retry writes up to 500 at once),
+   * inside `tx` when the caller's transaction must hold it.
+   */
+  async insert(rows: NewUserLogout[], tx?: EntityManager): Promise<void> {
+    if (rows.length === 0) return;
+    await (tx?.getRepository(UserLogout) ?? this.repository)
+      .createQueryBuilder()
+      .insert()
+      .values(
+        rows.map((row) => ({
+          createdDate: row.createdDate,
+          createdUser: boundText(row.createdUser, BOUNDS.name),
+          userRegistryId: row.userRegistryId,
+          tenantRegistryId: row.tenantRegistryId,
+          reasonId: row.reasonId,
+          outcomeId: row.outcomeId,
+          remoteIp: boundText(row.remoteIp, BOUNDS.ip),
+          localIp: boundText(row.localIp, BOUNDS.ip),
+          userAgent: boundText(row.userAgent, BOUNDS.userAgent),
+          sessionStartDate: row.sessionStartDate,
+          cutByUser: boundText(row.cutByUser, BOUNDS.name),
+          message: boundText(row.message, BOUNDS.message),
+        })),
+      )
+      // Nothing to read back: no RETURNING of the generated Id and defaults.
+      .updateEntity(false)
+      .execute();
+  }
+}
