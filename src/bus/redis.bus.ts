@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
+import { createHash } from 'node:crypto';
 import { Bus, BusConnectionEvent, BusHandler } from './bus';
 
 /**
@@ -30,6 +31,21 @@ export function redisOptions(connectionString: string): { options: RedisOptions;
     tls: url.protocol === 'rediss:' ? {} : undefined,
   };
   return { options, endpoint: `${url.hostname}:${options.port}` };
+}
+
+/**
+ * The start of every key a per-address rule keeps in a shared Redis (sign-in throttle, anonymous
+ * logout): RedisChannelPrefix, then the deployment's database (host, port and name, not the
+ * credentials, which may differ per node), hashed so no address appears in Redis. Two deployments on
+ * one Redis never count each other's requests.
+ */
+export function redisKeyNamespace(settings: { redisChannelPrefix: string; connectionString: string | null; dataDirectory: string }): string {
+  let identity = `embedded:${settings.dataDirectory}`;
+  if (settings.connectionString) {
+    const url = new URL(settings.connectionString);
+    identity = `${url.hostname}:${url.port || '5432'}${url.pathname}`;
+  }
+  return `${settings.redisChannelPrefix}${createHash('sha256').update(identity).digest('hex').slice(0, 16)}`;
 }
 
 /**

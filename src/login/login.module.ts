@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { redisKeyNamespace } from '../bus/redis.bus';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
@@ -14,7 +15,7 @@ import { PasswordTransport } from '../users/password-transport';
 import { SignInCompletion } from './sign-in.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
-import { DatabaseThrottleStore, deploymentNamespace, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
+import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
@@ -39,7 +40,7 @@ import { DatabaseThrottleStore, deploymentNamespace, RedisOrDatabaseThrottleStor
           ? new RedisOrDatabaseThrottleStore(
               new RedisThrottleStore(
                 settings.redisConnectionString,
-                `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`,
+                redisKeyNamespace(settings),
                 Math.min(settings.redisCommandTimeoutMs, 1500),
               ),
               database,

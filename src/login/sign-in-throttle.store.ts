@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { Repository } from 'typeorm';
@@ -184,31 +183,22 @@ export class RedisOrDatabaseThrottleStore extends SignInThrottleStore {
     super();
   }
 
-  async take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {
-    if (this.redisUsable()) {
-      try {
-        return await this.redis.take(address, nowMs, windowMs);
-      } catch (error) {
-        this.redisFailed(error);
-      }
-    }
-    return { ...(await this.database.take(address, nowMs, windowMs)), inDatabase: true };
+  take(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow> {
+    return this.redisElseDatabase(async (store) => {
+      const window = await store.take(address, nowMs, windowMs);
+      return store === this.database ? { ...window, inDatabase: true } : window;
+    });
   }
 
   async giveBack(address: string, window: ThrottleWindow): Promise<void> {
     await (window.inDatabase ? this.database : this.redis).giveBack(address, window);
   }
 
-  async peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null> {
-    if (this.redisUsable()) {
-      try {
-        return await this.redis.peek(address, nowMs, windowMs);
-      } catch (error) {
-        this.redisFailed(error);
-      }
-    }
-    const window = await this.database.peek(address, nowMs, windowMs);
-    return window && { ...window, inDatabase: true };
+  peek(address: string, nowMs: number, windowMs: number): Promise<ThrottleWindow | null> {
+    return this.redisElseDatabase(async (store) => {
+      const window = await store.peek(address, nowMs, windowMs);
+      return window && store === this.database ? { ...window, inDatabase: true } : window;
+    });
   }
 
   async purge(nowMs: number, windowMs: number): Promise<void> {
@@ -220,8 +210,16 @@ export class RedisOrDatabaseThrottleStore extends SignInThrottleStore {
     await this.redis.close();
   }
 
-  private redisUsable(): boolean {
-    return performance.now() >= this.redisRetryAt;
+  /** One step on Redis unless it failed in the last few seconds; on the database when Redis cannot answer. */
+  private async redisElseDatabase<T>(step: (store: SignInThrottleStore) => Promise<T>): Promise<T> {
+    if (performance.now() >= this.redisRetryAt) {
+      try {
+        return await step(this.redis);
+      } catch (error) {
+        this.redisFailed(error);
+      }
+    }
+    return step(this.database);
   }
 
   private redisFailed(error: unknown): void {
@@ -229,17 +227,4 @@ export class RedisOrDatabaseThrottleStore extends SignInThrottleStore {
     // One fixed text, so the logger counts repeats instead of writing a line per sign-in.
     this.logger.warn(`Redis cannot count sign-ins (${(error as Error).name}); counting them in the database until it answers`);
   }
-}
-
-/**
- * The namespace of a deployment's keys in a shared Redis: its database (host, port and name, not
- * the credentials, which may differ per node), hashed so no address appears in Redis.
- */
-export function deploymentNamespace(connectionString: string | null, dataDirectory: string): string {
-  let identity = `embedded:${dataDirectory}`;
-  if (connectionString) {
-    const url = new URL(connectionString);
-    identity = `${url.hostname}:${url.port || '5432'}${url.pathname}`;
-  }
-  return createHash('sha256').update(identity).digest('hex').slice(0, 16);
 }

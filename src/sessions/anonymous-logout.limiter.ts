@@ -1,11 +1,10 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import Redis from 'ioredis';
-import { failFastRedis } from '../bus/redis.bus';
+import { failFastRedis, redisKeyNamespace } from '../bus/redis.bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { throttleAddress } from '../login/sign-in-throttle.service';
-import { deploymentNamespace } from '../login/sign-in-throttle.store';
 import { AnonymousLogoutRepository } from './anonymous-logout.repository';
 
 /** Rows for callers without a session: at most one per address per this period (service.md 2.4). */
@@ -45,7 +44,7 @@ export class AnonymousLogoutLimiter implements OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(SETTINGS) settings: AppSettings,
   ) {
-    this.namespace = `${settings.redisChannelPrefix}${deploymentNamespace(settings.connectionString, settings.dataDirectory)}`;
+    this.namespace = redisKeyNamespace(settings);
     if (settings.redisConnectionString) {
       // Failures surface as claims decided in memory.
       this.redis = failFastRedis(settings.redisConnectionString, 'tm-anonymous-logout', STORE_DEADLINE_MS) as AnonymousLogoutLimiter['redis'];
