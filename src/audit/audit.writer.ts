@@ -1,9 +1,11 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { RequestContext } from '../common/request-context';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
+import { AuditSpool, spoolPath } from './audit-spool';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
 import { UserLoginRepository } from './user-login.repository';
 import { NewUserLogout, UserLogoutRepository } from './user-logout.repository';
@@ -40,26 +42,61 @@ const RETRY_BATCH = 500;
 
 const PROVIDER_FAILURES = new Set([7, 8, 9, 10]);
 
+/** A row waiting for the database: `replayed` when an earlier run of this node kept it (it may have been written). */
+type KeptLogout = UserLogoutEntry & { createdDate: Date; replayed?: boolean; onDisk?: boolean };
+
 /**
  * Writes the permanent sign-in and sign-out trails through their repositories (which strip every text
  * of control characters and bound it, so a hostile user agent is stored as inert data), and keeps the
- * UserLogout rows that could not be written during an outage. Callers await these before answering:
- * the row exists before the caller learns the outcome.
+ * UserLogout rows that could not be written during an outage: in memory and in this node's spool on
+ * disk (audit-spool.ts), so a node killed before the database answers again writes them when it
+ * starts. Callers await these before answering: the row exists (or is on disk) before the caller
+ * learns the outcome.
  */
 @Injectable()
-export class AuditWriter {
+export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('Audit');
   /** Rows that could not be written when they happened, oldest first, each with its CreatedDate. */
-  private readonly kept: Array<UserLogoutEntry & { createdDate: Date }> = [];
+  private readonly kept: KeptLogout[] = [];
   private droppedCount = 0;
   private writing: Promise<number> | null = null;
+  private readonly spool: AuditSpool;
 
   constructor(
     private readonly logins: UserLoginRepository,
     private readonly logouts: UserLogoutRepository,
     private readonly users: UserRegistryRepository,
     private readonly clock: Clock,
-  ) {}
+    @Inject(SETTINGS) settings: AppSettings,
+  ) {
+    this.spool = new AuditSpool(spoolPath(settings.dataDirectory, settings.instance));
+  }
+
+  /**
+   * Rows an earlier run of this node kept on disk and could not write go first in the queue, and are
+   * written now if the database answers (else by the retry job). Each is checked against the table,
+   * since that run may have written it and been killed before its spool said so.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    let loaded: Awaited<ReturnType<AuditSpool['load']>>;
+    try {
+      loaded = await this.spool.load();
+    } catch (error) {
+      // An unreadable spool must not stop the node; it is left as it is for an operator, and this run keeps rows in memory only.
+      this.logger.error(`cannot read the UserLogout rows kept in ${this.spool.path}: ${messageOf(error)}`);
+      return;
+    }
+    const { rows, skipped } = loaded;
+    if (skipped > 0) this.logger.error(`${skipped} lines of ${this.spool.path} are not UserLogout rows and were skipped`);
+    if (rows.length === 0) return;
+    this.kept.unshift(...rows.map((row) => ({ ...row, replayed: true, onDisk: true })));
+    this.logger.warn(`${rows.length} UserLogout rows kept on disk by an earlier run of this node are waiting for the database`);
+    void this.writeKept();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.spool.close();
+  }
 
   /** Rows waiting to be written, and how many were dropped because the queue was full. */
   get pending(): { kept: number; dropped: number } {
@@ -87,7 +124,7 @@ export class AuditWriter {
         return 'refused';
       }
     }
-    this.keep(dated);
+    await this.keep(dated);
     return 'kept';
   }
 
@@ -101,12 +138,14 @@ export class AuditWriter {
     this.writing = (async () => {
       await Promise.resolve();
       let written = 0;
+      let settled = 0;
       try {
         while (this.kept.length > 0) {
           const batch = this.kept.slice(0, RETRY_BATCH);
           try {
             await this.logoutKept(batch);
             written += batch.length;
+            settled += batch.length;
             this.kept.splice(0, batch.length);
             continue;
           } catch (error) {
@@ -115,16 +154,19 @@ export class AuditWriter {
           // The batch was refused for what it holds, not for an outage: row by row, setting aside the bad.
           const next = this.kept[0];
           try {
-            await this.logout(next);
+            await this.logoutKept([next]);
             written++;
           } catch (error) {
             if (isDatabaseUnavailable(error)) break;
             this.droppedCount++;
             this.logger.error(`a kept UserLogout row (user ${next.userRegistryId ?? 'none'}, ${next.createdDate.toISOString()}) cannot be written and is dropped: ${messageOf(error)}`);
           }
+          settled++;
           this.kept.shift();
         }
       } finally {
+        // The spool holds what still waits (a crash before this line writes a replay, checked against the table).
+        if (settled > 0) await this.spool.rewrite(() => this.kept.map(spooled));
         this.writing = null;
       }
       if (written > 0) this.logger.warn(`wrote ${written} UserLogout rows kept during a database outage; ${this.kept.length} still waiting`);
@@ -133,12 +175,16 @@ export class AuditWriter {
     return this.writing;
   }
 
-  /** Says what could not be written at all (shutdown during an outage). */
+  /** Says what could not be written (shutdown during an outage): kept on disk for the next start, or lost. */
   reportUnwritten(): void {
-    if (this.kept.length > 0) this.logger.error(`${this.kept.length} UserLogout rows could not be written before shutdown and are lost`);
+    const lost = this.kept.filter((row) => !row.onDisk).length;
+    if (this.kept.length > lost) {
+      this.logger.warn(`${this.kept.length - lost} UserLogout rows could not be written before shutdown; they are kept in ${this.spool.path} and written when this node starts again`);
+    }
+    if (lost > 0) this.logger.error(`${lost} UserLogout rows could not be written before shutdown nor kept on disk, and are lost`);
   }
 
-  private keep(entry: UserLogoutEntry & { createdDate: Date }): void {
+  private async keep(entry: KeptLogout): Promise<void> {
     if (this.kept.length >= AUDIT_RETRY_CAPACITY) {
       this.droppedCount++;
       this.logger.error(`the queue of UserLogout rows waiting for the database is full (${AUDIT_RETRY_CAPACITY}): a row was dropped`);
@@ -146,6 +192,7 @@ export class AuditWriter {
     }
     this.kept.push(entry);
     this.logger.warn('UserLogout rows cannot be written now: kept to write when the database answers again');
+    entry.onDisk = await this.spool.append(spooled(entry));
   }
 
   /** Writes a UserLogin row; inside `tx` when the sign-in writes it in its own transaction. */
@@ -178,16 +225,18 @@ export class AuditWriter {
    * happened (the database was down) gets it from the user's role as it is written, so the tenant's
    * administrators see it like any other.
    */
-  private async logoutKept(entries: UserLogoutEntry[]): Promise<void> {
+  private async logoutKept(entries: KeptLogout[]): Promise<void> {
     const unknown = entries.filter((e) => e.tenantRegistryId === null && e.userRegistryId !== null).map((e) => e.userRegistryId!);
     const tenants = await this.users.tenantsOf(unknown);
-    await this.logouts.insert(
-      entries.map((entry) => {
-        const row = this.logoutRow(entry);
-        if (row.tenantRegistryId === null && row.userRegistryId !== null) row.tenantRegistryId = tenants.get(row.userRegistryId) ?? null;
-        return row;
-      }),
-    );
+    const rows = entries.map((entry) => {
+      const row = this.logoutRow(entry);
+      if (row.tenantRegistryId === null && row.userRegistryId !== null) row.tenantRegistryId = tenants.get(row.userRegistryId) ?? null;
+      return row;
+    });
+    // A replayed row may have been written by the run that kept it: written once, never twice.
+    const replayed = rows.filter((_, i) => entries[i].replayed);
+    const written = await this.logouts.alreadyWritten(replayed);
+    await this.logouts.insert(rows.filter((row) => !written.has(row)));
   }
 
   private logoutRow(entry: UserLogoutEntry): NewUserLogout {
@@ -206,6 +255,11 @@ export class AuditWriter {
       message: entry.message ?? null,
     };
   }
+}
+
+/** What the spool keeps of a row: the row itself, nothing about its place in the queue. */
+function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout) {
+  return { ...row, context: row.context && { remoteIp: row.context.remoteIp, localIp: row.context.localIp, userAgent: row.context.userAgent } };
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { EntityManager, Repository } from 'typeorm';
+import { EntityManager, In, Repository } from 'typeorm';
 import { BOUNDS, boundText } from '../common/text';
 import { UserLogout } from './user-logout.entity';
 
@@ -57,5 +57,22 @@ export class UserLogoutRepository {
       // Nothing to read back: no RETURNING of the generated Id and defaults.
       .updateEntity(false)
       .execute();
+  }
+
+  /**
+   * Which of `rows` are already written (same instant, user, reason and outcome): a node that wrote
+   * kept rows and was killed before its spool said so writes them again at start (audit-spool.ts).
+   * One indexed read (IX_UserLogout_CreatedDate) for up to 500 instants.
+   */
+  async alreadyWritten(rows: NewUserLogout[]): Promise<Set<NewUserLogout>> {
+    if (rows.length === 0) return new Set();
+    const found = await this.repository.find({
+      select: { createdDate: true, createdUser: true, reasonId: true, outcomeId: true },
+      where: { createdDate: In([...new Set(rows.map((row) => row.createdDate.getTime()))].map((ms) => new Date(ms))) },
+    });
+    const key = (createdDate: Date, createdUser: string | null, reasonId: number, outcomeId: number) =>
+      JSON.stringify([createdDate.getTime(), createdUser, reasonId, outcomeId]);
+    const written = new Set(found.map((row) => key(row.createdDate, row.createdUser, row.reasonId, row.outcomeId)));
+    return new Set(rows.filter((row) => written.has(key(row.createdDate, boundText(row.createdUser, BOUNDS.name), row.reasonId, row.outcomeId))));
   }
 }

@@ -1,0 +1,187 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spoolPath } from '../src/audit/audit-spool';
+import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
+import { startTestApp, TEST_API_HMAC_KEY, TEST_JWT_KEY } from './helpers/app';
+import { createTestDatabase, TestDatabase } from './helpers/database';
+import { Browser } from './helpers/http';
+import { CapturedLogs } from './helpers/logs';
+import { ServiceProcess, startServiceProcess } from './helpers/service-process';
+import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
+import { ADMIN_PASSWORD } from './helpers/users';
+
+/**
+ * UserLogout rows kept through a database outage survive the node (issue 11: "nothing lost", a crash in
+ * the middle of an outage): each is on disk, in the node's spool under DataDirectory, before the logout
+ * answers; a node killed with SIGKILL before the database answers again writes them when it starts, with
+ * the instant each happened, once each.
+ */
+async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('the condition did not hold in time');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+interface LogoutRow {
+  CreatedDate: Date;
+  CreatedUser: string | null;
+  OutcomeId: number;
+  SessionStartDate: Date | null;
+  TenantRegistryId: number | null;
+  UserAgent: string | null;
+}
+
+describe('UserLogout rows kept during an outage, and the node killed before the database returns', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+  const processes: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    proxy = await startTcpProxy(Number(new URL(db.url).port || 5432));
+  });
+  afterAll(async () => {
+    for (const p of processes) if (p.child.exitCode === null && p.child.signalCode === null) await p.stop();
+    await proxy.close();
+    await db.drop();
+  });
+
+  const rows = () =>
+    db.query<LogoutRow>(`SELECT "CreatedDate", "CreatedUser", "OutcomeId", "SessionStartDate", "TenantRegistryId", "UserAgent" FROM "UserLogout" ORDER BY "CreatedDate"`);
+
+  it('kill -9 during a database outage: every logout answered 200 has its row once the node is back, dated when it happened', async () => {
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-spool-'));
+    const start = async () => {
+      const p = startServiceProcess({
+        ConnectionString: proxy.url(db.url),
+        JwtKey: TEST_JWT_KEY,
+        ApiHmacKey: TEST_API_HMAC_KEY,
+        DataDirectory: dataDirectory,
+        Instance: 'spool-node',
+        Port: '0',
+        BindAddress: '127.0.0.1',
+        SignInThrottle: '0',
+      });
+      processes.push(p);
+      const [, url] = await p.waitFor(/listening on (\S+)/);
+      return { process: p, url: url.replace('localhost', '127.0.0.1') };
+    };
+    const node = await start();
+    const changed = await new Browser(node.url).post('/api/Authentication/ByUserNamePassword', {
+      userName: 'Administrator',
+      password: 'Administrator',
+      newPassword: ADMIN_PASSWORD,
+      repeatNewPassword: ADMIN_PASSWORD,
+    });
+    expect(changed.status).toBe(200);
+    const tokens: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await new Browser(node.url).post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
+      expect(res.status).toBe(200);
+      tokens.push(res.json.token as string);
+    }
+    await db.query(`DELETE FROM "UserLogout"`);
+
+    // The database goes away; every logout still answers 200, with the warning, each at its own instant.
+    await proxy.refuse();
+    const answered: Array<{ before: number; after: number }> = [];
+    for (const [i, token] of tokens.entries()) {
+      const before = Date.now();
+      const res = await new Browser(node.url).post('/api/Authentication/Logout', undefined, { authorization: `Bearer ${token}`, 'user-agent': `spool-agent-${i}` });
+      expect({ status: res.status, warned: res.headers.has(LOGOUT_WARNING_HEADER) }).toEqual({ status: 200, warned: true });
+      answered.push({ before, after: Date.now() });
+    }
+    const spool = spoolPath(dataDirectory, 'spool-node');
+    expect(readFileSync(spool, 'utf8').trim().split('\n')).toHaveLength(5);
+
+    // Killed before the database answers again: what it kept in memory dies with it.
+    node.process.child.kill('SIGKILL');
+    await node.process.exited();
+    await proxy.restore();
+    expect(await rows()).toEqual([]);
+
+    // Started again on the same DataDirectory: the rows are written, once each, with their own instants.
+    const again = await start();
+    await eventually(async () => (await rows()).length >= 5);
+    await again.process.waitFor(/5 UserLogout rows kept on disk by an earlier run/);
+    const written = await rows();
+    expect(written).toHaveLength(5);
+    written.forEach((row, i) => {
+      expect(row).toMatchObject({ CreatedUser: 'Administrator', OutcomeId: 3, UserAgent: `spool-agent-${i}` });
+      expect(row.TenantRegistryId).not.toBeNull();
+      expect(row.SessionStartDate).not.toBeNull();
+      expect(row.CreatedDate.getTime()).toBeGreaterThanOrEqual(answered[i].before);
+      expect(row.CreatedDate.getTime()).toBeLessThanOrEqual(answered[i].after);
+    });
+    await eventually(async () => !existsSync(spool));
+
+    // A graceful stop with nothing waiting leaves no spool, and a later start writes nothing again.
+    expect(await again.process.stop()).toBe(0);
+    const third = await start();
+    expect((await new Browser(third.url).get('/health/ready')).status).toBe(200);
+    expect(await rows()).toHaveLength(5);
+  }, 180_000);
+
+  it('a spool replayed at start writes a row the killed run had already written once, and skips a torn line', async () => {
+    const logs = new CapturedLogs();
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-spool-'));
+    // A database of its own, migrated by a first start (the row below must be there before the replay).
+    const db = await createTestDatabase();
+    await (await startTestApp({ db })).close();
+    // The killed run wrote its first row, then died before its spool said so.
+    const writtenAt = new Date(Date.UTC(2026, 10, 20, 8, 0, 0, 123));
+    const waitingAt = new Date(Date.UTC(2026, 10, 20, 8, 0, 1, 456));
+    await db.query(`INSERT INTO "UserLogout" ("CreatedDate", "CreatedUser", "ReasonId", "OutcomeId") VALUES ($1, 'Administrator', 1, 3)`, [writtenAt]);
+    const line = (createdDate: Date, userAgent: string) =>
+      JSON.stringify({
+        createdDate,
+        createdUser: 'Administrator',
+        userRegistryId: 1,
+        tenantRegistryId: null,
+        reasonId: 1,
+        outcomeId: 3,
+        context: { remoteIp: '198.51.100.7', localIp: '127.0.0.1', userAgent },
+        sessionStartDate: createdDate,
+        message: 'kept',
+      });
+    const spool = spoolPath(dataDirectory, 'replay-node');
+    mkdirSync(join(spool, '..'), { recursive: true });
+    writeFileSync(spool, `${line(writtenAt, 'first')}\n${line(waitingAt, 'second')}\n{"createdDate":"2026-11-20T08:0`);
+
+    const t = await startTestApp({ db, env: { DataDirectory: dataDirectory, Instance: 'replay-node' }, logger: logs });
+    try {
+      await eventually(async () => !existsSync(spool));
+      const written = await db.query<LogoutRow>(`SELECT "CreatedDate", "UserAgent", "TenantRegistryId" FROM "UserLogout" ORDER BY "CreatedDate"`);
+      expect(written.map((row) => [row.CreatedDate.toISOString(), row.UserAgent])).toEqual([
+        [writtenAt.toISOString(), null],
+        [waitingAt.toISOString(), 'second'],
+      ]);
+      // The tenant of a kept row is filled in from the user's role as it is written.
+      expect(written[1].TenantRegistryId).not.toBeNull();
+      expect(logs.count('error', /^1 lines of .* are not UserLogout rows/)).toBe(1);
+    } finally {
+      await t.close();
+      logs.close();
+      await db.drop();
+    }
+  });
+
+  it('a spool that cannot be read does not stop the node, and is left as it is', async () => {
+    const logs = new CapturedLogs();
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-spool-'));
+    const spool = spoolPath(dataDirectory, 'odd-node');
+    mkdirSync(join(spool, 'not-a-file'), { recursive: true });
+    const t = await startTestApp({ db, env: { DataDirectory: dataDirectory, Instance: 'odd-node' }, logger: logs });
+    try {
+      expect((await new Browser(t.url).get('/health/ready')).status).toBe(200);
+      expect(logs.count('error', /^cannot read the UserLogout rows kept in .*odd-node\.jsonl/)).toBe(1);
+      expect(existsSync(join(spool, 'not-a-file'))).toBe(true);
+    } finally {
+      await t.close();
+      logs.close();
+    }
+  });
+});
