@@ -9,7 +9,8 @@ import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { ServiceProcess, startServiceProcess } from './helpers/service-process';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
-import { ADMIN_PASSWORD } from './helpers/users';
+import { signInAdministrator } from './helpers/users';
+import { eventually } from './helpers/eventually';
 
 /**
  * UserLogout rows kept through a database outage survive the node (issue 11: "nothing lost", a crash in
@@ -17,14 +18,6 @@ import { ADMIN_PASSWORD } from './helpers/users';
  * answers; a node killed with SIGKILL before the database answers again writes them when it starts, with
  * the instant each happened, once each.
  */
-async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('the condition did not hold in time');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 interface LogoutRow {
   CreatedDate: Date;
   CreatedUser: string | null;
@@ -70,19 +63,8 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
       return { process: p, url: url.replace('localhost', '127.0.0.1') };
     };
     const node = await start();
-    const changed = await new Browser(node.url).post('/api/Authentication/ByUserNamePassword', {
-      userName: 'Administrator',
-      password: 'Administrator',
-      newPassword: ADMIN_PASSWORD,
-      repeatNewPassword: ADMIN_PASSWORD,
-    });
-    expect(changed.status).toBe(200);
     const tokens: string[] = [];
-    for (let i = 0; i < 5; i++) {
-      const res = await new Browser(node.url).post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
-      expect(res.status).toBe(200);
-      tokens.push(res.json.token as string);
-    }
+    for (let i = 0; i < 5; i++) tokens.push((await signInAdministrator(node)).token);
     await db.query(`DELETE FROM "UserLogout"`);
 
     // The database goes away; every logout still answers 200, with the warning, each at its own instant.

@@ -6,7 +6,7 @@ import { TEST_API_HMAC_KEY, TEST_JWT_KEY } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { ServiceProcess, startServiceProcess } from './helpers/service-process';
-import { ADMIN_PASSWORD } from './helpers/users';
+import { signInAdministrator } from './helpers/users';
 
 /**
  * A crash in the middle of a load (issue 11): two real service processes (`src/main.ts`) share
@@ -66,13 +66,7 @@ describe('kill -9 of one of two nodes in the middle of a load', () => {
     const urls = [a.url, b.url];
 
     // The seeded Administrator's expired password is changed once; then users for the load.
-    const admin = await new Browser(a.url).post('/api/Authentication/ByUserNamePassword', {
-      userName: 'Administrator',
-      password: 'Administrator',
-      newPassword: ADMIN_PASSWORD,
-      repeatNewPassword: ADMIN_PASSWORD,
-    });
-    expect(admin.status).toBe(200);
+    await signInAdministrator(a);
     const [role] = await db.query<{ Id: number }>(
       `INSERT INTO "RoleRegistry" ("TenantRegistryId", "Name", "Active") SELECT "Id", 'crash-role', true FROM "TenantRegistry" ORDER BY "Id" LIMIT 1 RETURNING "Id"`,
     );

@@ -10,6 +10,7 @@ import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
+import { eventually } from './helpers/eventually';
 
 /**
  * PostgreSQL lost in the middle of a run (issue 11): the service talks to the database through a TCP
@@ -24,15 +25,6 @@ async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number
   const started = Date.now();
   const result = await work();
   return { result, ms: Date.now() - started };
-}
-
-/** Polls `check` until it holds (a recovering service), failing after a deadline generous for a busy machine. */
-async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('the condition did not hold in time');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 describe('PostgreSQL refused or black-holed in the middle of a run', () => {

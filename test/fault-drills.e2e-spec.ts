@@ -11,6 +11,7 @@ import { CapturedLogs } from './helpers/logs';
 import { openStream, OpenedStream } from './helpers/streams';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { eventually } from './helpers/eventually';
 
 /**
  * Fault drills (issue 11): PostgreSQL or Redis refused or black-holed in the middle of a mixed load,
@@ -38,14 +39,6 @@ interface Answer {
   user?: string;
   wave: number;
   headers?: Headers;
-}
-
-async function eventually(check: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('the condition did not hold in time');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 /** A stream the server must close: fails (instead of waiting for the test's timeout) if it stays open. */

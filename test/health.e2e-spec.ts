@@ -2,19 +2,12 @@ import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
+import { eventually } from './helpers/eventually';
 
 /**
  * GET /health/live and GET /health/ready (issue 11): public, cheap, no data. The node reaches
  * PostgreSQL and Redis through TCP proxies of the test's own, cut in the middle of the run.
  */
-async function eventually(check: () => Promise<boolean>, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('the condition did not hold in time');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe('liveness and readiness', () => {
   let db: TestDatabase;
   let pg: TcpProxy;

@@ -8,6 +8,7 @@ import { Browser } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { eventually } from './helpers/eventually';
 
 /**
  * Redis lost in the middle of a run (issue 11). Node A reaches Redis through a TCP proxy of the
@@ -25,14 +26,6 @@ async function timed<T>(work: () => Promise<T>): Promise<{ result: T; ms: number
   const started = Date.now();
   const result = await work();
   return { result, ms: Date.now() - started };
-}
-
-async function eventually(check: () => Promise<boolean> | boolean, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('the condition did not hold in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const cookieOf = (browser: Browser) => [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');

@@ -5,9 +5,10 @@ export const ADMIN_PASSWORD = 'Adm1nistrator!Strong';
 
 /**
  * Signs the seeded Administrator in, setting a strong password on the first sign-in (the seeded
- * password is already expired). Returns a browser holding the session cookie and the bearer token.
+ * password is already expired), on a test app or a service process at `url`. Returns a browser
+ * holding the session cookie and the bearer token.
  */
-export async function signInAdministrator(t: TestApp): Promise<{ browser: Browser; token: string }> {
+export async function signInAdministrator(t: Pick<TestApp, 'url'>): Promise<{ browser: Browser; token: string }> {
   const browser = new Browser(t.url);
   let res = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
   if (res.status !== 200) {
