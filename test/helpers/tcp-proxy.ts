@@ -33,6 +33,18 @@ interface Pair {
   tainted: boolean;
 }
 
+/**
+ * Resets a connection that is still open both ways (the peer sees ECONNRESET, as from a firewall);
+ * one the peer already closed is only destroyed. Node 20's resetAndDestroy() on a socket whose peer
+ * had already ended it leaves the handle closing for ever: the process then spins at 100% CPU after
+ * the last test (it was the Jest open handle after test/database-faults.e2e-spec.ts).
+ */
+function cut(socket: Socket): void {
+  if (socket.destroyed) return;
+  if (socket.readableEnded || !socket.writable) socket.destroy();
+  else socket.resetAndDestroy();
+}
+
 export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
   let mode: TcpProxy['mode'] = 'pass';
@@ -40,8 +52,8 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let server: Server;
 
   const drop = (pair: Pair) => {
-    pair.client.resetAndDestroy();
-    pair.upstream?.resetAndDestroy();
+    cut(pair.client);
+    if (pair.upstream) cut(pair.upstream);
     pairs.delete(pair);
   };
 
