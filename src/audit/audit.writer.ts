@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
+import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { RequestContext } from '../common/request-context';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
-import { AuditSpool, spoolPath } from './audit-spool';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
 import { UserLoginRepository } from './user-login.repository';
 import { NewUserLogout, UserLogoutRepository } from './user-logout.repository';
@@ -42,14 +42,16 @@ const RETRY_BATCH = 500;
 
 const PROVIDER_FAILURES = new Set([7, 8, 9, 10]);
 
-/** A row waiting for the database: `replayed` when an earlier run of this node kept it (it may have been written). */
-type KeptLogout = UserLogoutEntry & { createdDate: Date; replayed?: boolean; onDisk?: boolean };
+/** A UserLogout row as it waits for the database, in memory and in the spool. */
+type SpooledLogout = UserLogoutEntry & { createdDate: Date };
+/** `replayed` when an earlier run of this node kept it (that run may have written it); `onDisk` once the spool has it. */
+type KeptLogout = SpooledLogout & { replayed?: boolean; onDisk?: boolean };
 
 /**
  * Writes the permanent sign-in and sign-out trails through their repositories (which strip every text
  * of control characters and bound it, so a hostile user agent is stored as inert data), and keeps the
  * UserLogout rows that could not be written during an outage: in memory and in this node's spool on
- * disk (audit-spool.ts), so a node killed before the database answers again writes them when it
+ * disk (common/json-lines-spool.ts), so a node killed before the database answers again writes them when it
  * starts. Callers await these before answering: the row exists (or is on disk) before the caller
  * learns the outcome.
  */
@@ -60,7 +62,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly kept: KeptLogout[] = [];
   private droppedCount = 0;
   private writing: Promise<number> | null = null;
-  private readonly spool: AuditSpool;
+  private readonly spool: JsonLinesSpool<SpooledLogout>;
 
   constructor(
     private readonly logins: UserLoginRepository,
@@ -69,7 +71,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly clock: Clock,
     @Inject(SETTINGS) settings: AppSettings,
   ) {
-    this.spool = new AuditSpool(spoolPath(settings.dataDirectory, settings.instance));
+    this.spool = new JsonLinesSpool(spoolPath(settings.dataDirectory, settings.instance, 'UserLogout'), parseSpooledLogout);
   }
 
   /**
@@ -78,19 +80,9 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
    * since that run may have written it and been killed before its spool said so.
    */
   async onApplicationBootstrap(): Promise<void> {
-    let loaded: Awaited<ReturnType<AuditSpool['load']>>;
-    try {
-      loaded = await this.spool.load();
-    } catch (error) {
-      // An unreadable spool must not stop the node; it is left as it is for an operator, and this run keeps rows in memory only.
-      this.logger.error(`cannot read the UserLogout rows kept in ${this.spool.path}: ${messageOf(error)}`);
-      return;
-    }
-    const { rows, skipped } = loaded;
-    if (skipped > 0) this.logger.error(`${skipped} lines of ${this.spool.path} are not UserLogout rows and were skipped`);
+    const rows = await this.spool.replay('UserLogout rows');
     if (rows.length === 0) return;
     this.kept.unshift(...rows.map((row) => ({ ...row, replayed: true, onDisk: true })));
-    this.logger.warn(`${rows.length} UserLogout rows kept on disk by an earlier run of this node are waiting for the database`);
     void this.writeKept();
   }
 
@@ -192,7 +184,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
     }
     this.kept.push(entry);
     this.logger.warn('UserLogout rows cannot be written now: kept to write when the database answers again');
-    entry.onDisk = await this.spool.append(spooled(entry));
+    entry.onDisk = await this.spool.append([spooled(entry)]);
   }
 
   /** Writes a UserLogin row; inside `tx` when the sign-in writes it in its own transaction. */
@@ -258,8 +250,29 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
 }
 
 /** What the spool keeps of a row: the row itself, nothing about its place in the queue. */
-function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout) {
+function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout): SpooledLogout {
   return { ...row, context: row.context && { remoteIp: row.context.remoteIp, localIp: row.context.localIp, userAgent: row.context.userAgent } };
+}
+
+/** One spooled line back into a row, or null when it is not one (a torn or foreign line). */
+function parseSpooledLogout(raw: Record<string, unknown>): SpooledLogout | null {
+  const createdDate = field.date(raw.createdDate);
+  const reasonId = field.id(raw.reasonId);
+  const outcomeId = field.id(raw.outcomeId);
+  if (!createdDate || reasonId === null || outcomeId === null) return null;
+  const context = typeof raw.context === 'object' && raw.context !== null ? (raw.context as Record<string, unknown>) : null;
+  return {
+    createdDate,
+    createdUser: field.text(raw.createdUser),
+    userRegistryId: field.id(raw.userRegistryId),
+    tenantRegistryId: field.id(raw.tenantRegistryId),
+    reasonId: reasonId as LogoutReasonId,
+    outcomeId: outcomeId as LogoutOutcomeId,
+    context: context && { remoteIp: field.text(context.remoteIp), localIp: field.text(context.localIp), userAgent: field.text(context.userAgent) },
+    sessionStartDate: field.date(raw.sessionStartDate),
+    cutByUser: field.text(raw.cutByUser),
+    message: field.text(raw.message),
+  };
 }
 
 function messageOf(error: unknown): string {

@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
+import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { Transactions } from '../database/transactions';
@@ -38,6 +39,10 @@ interface HealthRow {
 interface HealthSnapshot {
   createdDate: Date;
   rows: HealthRow[];
+  /** Kept by an earlier run of this node (which may have written it before it died). */
+  replayed?: boolean;
+  /** In the spool on disk. */
+  onDisk?: boolean;
 }
 
 /** Health snapshots kept through an outage (a week of minutes); beyond, the oldest are given up. */
@@ -99,11 +104,13 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
  *   health rows are written whatever happened to the entries (contract 13).
  */
 @Injectable()
-export class CaptureFlusher {
+export class CaptureFlusher implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('CaptureFlusher');
   private running: Promise<FlushReport> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly healthBacklog: HealthSnapshot[] = [];
+  /** The minutes of health rows an outage holds back, on disk too: they outlive a node killed meanwhile. */
+  private readonly healthSpool: JsonLinesSpool<HealthSnapshot>;
 
   constructor(
     private readonly transactions: Transactions,
@@ -119,7 +126,33 @@ export class CaptureFlusher {
     private readonly healthRows: CaptureQueueHealthRepository,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
-  ) {}
+  ) {
+    this.healthSpool = new JsonLinesSpool(spoolPath(settings.dataDirectory, settings.instance, 'CaptureQueueHealth'), parseHealthSnapshot);
+  }
+
+  /**
+   * Minutes of health rows an earlier run of this node kept on disk go first in the backlog and are
+   * written now (in the flush queue, without a snapshot of their own: the timeline keeps one row per
+   * queue per minute); a minute that run had already written is not written again.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    const minutes = await this.healthSpool.replay('CaptureQueueHealth minutes');
+    if (minutes.length === 0) return;
+    this.healthBacklog.unshift(...minutes.map((snapshot) => ({ ...snapshot, replayed: true, onDisk: true })));
+    const next = this.chain.then(async () => {
+      try {
+        await this.transactions.run((tx) => this.writeHealth(tx));
+        await this.healthWritten();
+      } catch (error) {
+        this.logger.warn(`the kept CaptureQueueHealth rows could not be written yet, kept for the next flush: ${messageOf(error)}`);
+      }
+    });
+    this.chain = next;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.healthSpool.close();
+  }
 
   /** True while a flush is in progress (the scheduler skips its tick then). */
   get busy(): boolean {
@@ -158,7 +191,7 @@ export class CaptureFlusher {
         for (const p of parts) written[p.table] = await p.insert(tx, p.entries);
         written[this.healthRows.tableName] = await this.writeHealth(tx);
       });
-      this.healthBacklog.length = 0;
+      await this.healthWritten();
       return { ok: true, createdDate, written, setAside, health };
     } catch (error) {
       if (isDatabaseUnavailable(error)) return this.outage(parts, error, createdDate, health);
@@ -211,18 +244,20 @@ export class CaptureFlusher {
 
     try {
       written[this.healthRows.tableName] = await this.transactions.run((tx) => this.writeHealth(tx));
-      this.healthBacklog.length = 0;
+      await this.healthWritten();
     } catch (error) {
       ok = false;
       written[this.healthRows.tableName] = 0;
       this.logger.error(`capture flush: the health rows could not be written, kept for the next flush: ${messageOf(error)}`);
+      await this.spoolHealth();
     }
     return { ok, createdDate, written, setAside, health };
   }
 
   /** The database cannot be reached: the given parts go back to their queues; the health rows wait. */
-  private outage(unwritten: TablePart[], error: unknown, createdDate: Date, health: HealthRow[]): FlushReport {
+  private async outage(unwritten: TablePart[], error: unknown, createdDate: Date, health: HealthRow[]): Promise<FlushReport> {
     for (const p of unwritten) p.restore(p.entries);
+    await this.spoolHealth();
     // Constant text: a long outage is one line and then one count per logging window, not a line a minute.
     this.logger.error(`capture flush failed, the database cannot be reached: entries kept in their queues, health rows kept with their minute: ${messageOf(error)}`);
     return { ok: false, createdDate, written: {}, setAside: {}, health };
@@ -231,15 +266,32 @@ export class CaptureFlusher {
   private keepHealth(snapshot: HealthSnapshot): void {
     this.healthBacklog.push(snapshot);
     if (this.healthBacklog.length > HEALTH_BACKLOG) {
-      this.healthBacklog.shift();
+      const given = this.healthBacklog.shift();
       this.logger.error(`more than ${HEALTH_BACKLOG} minutes of CaptureQueueHealth rows wait for the database: the oldest minute is given up`);
+      if (given?.onDisk) void this.healthSpool.rewrite(() => this.healthBacklog.filter((s) => s.onDisk).map(spooledSnapshot));
     }
+  }
+
+  /** The minutes not written yet go to disk too (appended, flushed), once each. */
+  private async spoolHealth(): Promise<void> {
+    const fresh = this.healthBacklog.filter((s) => !s.onDisk);
+    if (fresh.length === 0) return;
+    const kept = await this.healthSpool.append(fresh.map(spooledSnapshot));
+    for (const snapshot of fresh) snapshot.onDisk = kept;
+  }
+
+  /** Every kept minute is written: the backlog and the spool are emptied. */
+  private async healthWritten(): Promise<void> {
+    const spooled = this.healthBacklog.some((s) => s.onDisk);
+    this.healthBacklog.length = 0;
+    if (spooled) await this.healthSpool.rewrite(() => []);
   }
 
   /** Every kept minute of health rows, each with its own CreatedDate; the number of rows. */
   private async writeHealth(tx: EntityManager): Promise<number> {
     let rows = 0;
     for (const snapshot of this.healthBacklog) {
+      if (snapshot.replayed && (await this.healthRows.isWritten(tx, this.settings.instance, snapshot.createdDate))) continue;
       rows += await this.healthRows.insertMany(
         tx,
         {
@@ -390,4 +442,25 @@ export class CaptureFlusher {
       ),
     ];
   }
+}
+
+/** What the spool keeps of a minute: its instant and rows, nothing about its place in the backlog. */
+function spooledSnapshot({ createdDate, rows }: HealthSnapshot): HealthSnapshot {
+  return { createdDate, rows };
+}
+
+/** One spooled line back into a minute of health rows, or null when it is not one. */
+function parseHealthSnapshot(raw: Record<string, unknown>): HealthSnapshot | null {
+  const createdDate = field.date(raw.createdDate);
+  if (!createdDate || !Array.isArray(raw.rows)) return null;
+  const rows: HealthRow[] = [];
+  for (const row of raw.rows as unknown[]) {
+    const r = (typeof row === 'object' && row !== null ? row : {}) as Record<string, unknown>;
+    const queueId = field.id(r.queueId);
+    const queueDepth = field.id(r.queueDepth);
+    const droppedCount = field.id(r.droppedCount);
+    if (queueId === null || queueDepth === null || droppedCount === null) return null;
+    rows.push({ queueId, queueDepth, droppedCount });
+  }
+  return { createdDate, rows };
 }

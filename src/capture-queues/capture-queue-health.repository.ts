@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import { Repository } from 'typeorm';
+import { EntityManager, Repository } from 'typeorm';
 import { FlushedTableRepository } from '../database/bulk-insert';
 import { CaptureQueueHealth } from './capture-queue-health.entity';
 
@@ -9,5 +9,10 @@ import { CaptureQueueHealth } from './capture-queue-health.entity';
 export class CaptureQueueHealthRepository extends FlushedTableRepository<CaptureQueueHealth, 'queueId' | 'queueDepth' | 'droppedCount'> {
   constructor(@InjectRepository(CaptureQueueHealth) repository: Repository<CaptureQueueHealth>) {
     super(repository, ['queueId', 'queueDepth', 'droppedCount']);
+  }
+
+  /** Whether a node's minute is written already (a replayed spool: the run that kept it may have written it before it died). */
+  isWritten(tx: EntityManager, instance: string, createdDate: Date): Promise<boolean> {
+    return tx.getRepository(CaptureQueueHealth).exists({ where: { instance, createdDate } });
   }
 }

@@ -1,8 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spoolPath } from '../src/audit/audit-spool';
+import { spoolPath } from '../src/common/json-lines-spool';
 import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
+import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
+import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
+import { ArchiverStage } from '../src/telemetry/telemetry.types';
+import { randomUUID } from 'node:crypto';
 import { startTestApp, TEST_API_HMAC_KEY, TEST_JWT_KEY } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
@@ -13,10 +17,11 @@ import { signInAdministrator } from './helpers/users';
 import { eventually } from './helpers/eventually';
 
 /**
- * UserLogout rows kept through a database outage survive the node (issue 11: "nothing lost", a crash in
- * the middle of an outage): each is on disk, in the node's spool under DataDirectory, before the logout
- * answers; a node killed with SIGKILL before the database answers again writes them when it starts, with
- * the instant each happened, once each.
+ * What a database outage holds back survives the node (issue 11: "nothing lost", a crash in the middle
+ * of an outage). UserLogout rows are on disk, in the node's spool under DataDirectory, before the
+ * logout answers; CaptureQueueHealth minutes as soon as their flush fails. A node killed with SIGKILL
+ * (or stopped) before the database answers again writes them when it starts, each with its own
+ * instant, once each.
  */
 interface LogoutRow {
   CreatedDate: Date;
@@ -76,7 +81,7 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
       expect({ status: res.status, warned: res.headers.has(LOGOUT_WARNING_HEADER) }).toEqual({ status: 200, warned: true });
       answered.push({ before, after: Date.now() });
     }
-    const spool = spoolPath(dataDirectory, 'spool-node');
+    const spool = spoolPath(dataDirectory, 'spool-node', 'UserLogout');
     expect(readFileSync(spool, 'utf8').trim().split('\n')).toHaveLength(5);
 
     // Killed before the database answers again: what it kept in memory dies with it.
@@ -129,7 +134,7 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
         sessionStartDate: createdDate,
         message: 'kept',
       });
-    const spool = spoolPath(dataDirectory, 'replay-node');
+    const spool = spoolPath(dataDirectory, 'replay-node', 'UserLogout');
     mkdirSync(join(spool, '..'), { recursive: true });
     writeFileSync(spool, `${line(writtenAt, 'first')}\n${line(waitingAt, 'second')}\n{"createdDate":"2026-11-20T08:0`);
 
@@ -154,16 +159,79 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
   it('a spool that cannot be read does not stop the node, and is left as it is', async () => {
     const logs = new CapturedLogs();
     const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-spool-'));
-    const spool = spoolPath(dataDirectory, 'odd-node');
+    const spool = spoolPath(dataDirectory, 'odd-node', 'UserLogout');
     mkdirSync(join(spool, 'not-a-file'), { recursive: true });
     const t = await startTestApp({ db, env: { DataDirectory: dataDirectory, Instance: 'odd-node' }, logger: logs });
     try {
       expect((await new Browser(t.url).get('/health/ready')).status).toBe(200);
-      expect(logs.count('error', /^cannot read the UserLogout rows kept in .*odd-node\.jsonl/)).toBe(1);
+      expect(logs.count('error', /^cannot read the UserLogout rows kept in .*odd-node\.UserLogout\.jsonl/)).toBe(1);
       expect(existsSync(join(spool, 'not-a-file'))).toBe(true);
     } finally {
       await t.close();
       logs.close();
+    }
+  });
+});
+
+describe('CaptureQueueHealth minutes kept during an outage, and the node gone before the database returns', () => {
+  let db: TestDatabase;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    proxy = await startTcpProxy(Number(new URL(db.url).port || 5432));
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await db.drop();
+  });
+
+  it('each failed flush puts its minute on disk; the next start writes every minute once, a minute written before the crash not again', async () => {
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-spool-'));
+    const env = { DataDirectory: dataDirectory, Instance: 'health-node' };
+    const first = await startTestApp({ db, env: { ...env, ConnectionString: proxy.url(db.url) } });
+    const flusher = first.app.get(CaptureFlusher);
+    const telemetry = first.app.get(PipelineTelemetry);
+    await flusher.flush();
+    await db.query(`TRUNCATE "CaptureQueueHealth"`);
+    const spool = spoolPath(dataDirectory, 'health-node', 'CaptureQueueHealth');
+
+    await proxy.refuse();
+    const minutes: Date[] = [];
+    for (let i = 0; i < 3; i++) {
+      first.clock.advance(60_000);
+      minutes.push(first.clock.now());
+      telemetry.recordArchiverStage(randomUUID(), 'Card Fraud', ArchiverStage.RdbmsArchiveWrite, 20_000_000, randomUUID());
+      expect((await flusher.flush()).ok).toBe(false);
+      // On disk as soon as the flush failed: a kill now would not lose it.
+      expect(readFileSync(spool, 'utf8').trim().split('\n')).toHaveLength(i + 1);
+    }
+    // Stopped during the outage, half a minute later: the stop's own flush fails and its minute is kept too.
+    first.clock.advance(30_000);
+    minutes.push(first.clock.now());
+    await first.close();
+    expect(readFileSync(spool, 'utf8').trim().split('\n')).toHaveLength(4);
+    await proxy.restore();
+
+    // The first minute had been written by a run that died before its spool said so.
+    await db.query(
+      `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "CreatedDate", "Instance") SELECT q, 0, 0, $1, 'health-node' FROM generate_series(1, 6) q`,
+      [minutes[0]],
+    );
+    const second = await startTestApp({ db, env });
+    try {
+      await eventually(() => !existsSync(spool));
+      const rows = await db.query<{ CreatedDate: Date; QueueId: number; QueueDepth: number; Instance: string }>(
+        `SELECT "CreatedDate", "QueueId", "QueueDepth", "Instance" FROM "CaptureQueueHealth" ORDER BY "CreatedDate", "QueueId"`,
+      );
+      // Six queues a minute, every minute once, each with its own instant and this node's name.
+      expect(rows).toHaveLength(4 * 6);
+      expect([...new Set(rows.map((r) => r.CreatedDate.getTime()))]).toEqual(minutes.map((m) => m.getTime()));
+      expect(new Set(rows.map((r) => r.Instance))).toEqual(new Set(['health-node']));
+      // The archiver queue (QueueId 3) grew through the outage: its depth as each minute saw it.
+      expect(rows.filter((r) => r.QueueId === 3).map((r) => r.QueueDepth)).toEqual([0, 2, 3, 3]);
+    } finally {
+      await second.close();
     }
   });
 });

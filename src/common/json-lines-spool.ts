@@ -1,0 +1,166 @@
+import { Logger } from '@nestjs/common';
+import { mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Where a node keeps rows of `table` that wait for the database:
+ * `<DataDirectory>/spool/<Instance>.<table>.jsonl`, the instance name made safe for a file name.
+ */
+export function spoolPath(dataDirectory: string, instance: string, table: string): string {
+  const name = instance.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 100) || 'node';
+  return join(dataDirectory, 'spool', `${name}.${table}.jsonl`);
+}
+
+/**
+ * Rows a node keeps while the database cannot take them, on disk as well as in memory, so a node
+ * killed during an outage (kill -9, a lost container) writes them when it starts again instead of
+ * losing them (docs/decisions/0016): UserLogout rows (AuditWriter) and CaptureQueueHealth minutes
+ * (CaptureFlusher). One JSON line per row, appended and flushed to disk (fdatasync); rewritten whole
+ * (a new file renamed over the old) once rows reach the database; removed when none wait. A line that
+ * cannot be read back (a torn last line after a crash mid-append) is skipped and counted.
+ *
+ * The file belongs to one node (its `Instance`, unique among the nodes of a deployment, the host name
+ * by default): nodes that share a DataDirectory each keep their own. It holds audit data (user names,
+ * addresses, user agents), never a credential, and is readable by the service's user only.
+ *
+ * Every step runs in one queue, so an append and a rewrite never interleave. A disk that refuses a
+ * write costs durability, never the caller: the step resolves false and the failure is logged.
+ */
+export class JsonLinesSpool<T> {
+  private readonly logger = new Logger('Spool');
+  private handle: FileHandle | null = null;
+  private queue: Promise<unknown> = Promise.resolve();
+  private unusable = false;
+
+  /** `parse` turns one line's JSON back into a row, or null when it is not one. */
+  constructor(
+    readonly path: string,
+    private readonly parse: (raw: Record<string, unknown>) => T | null,
+  ) {}
+
+  /**
+   * The rows a previous run of this node left (oldest first); `skipped` lines could not be read. A
+   * file that cannot be read throws, and the spool is not used by this run (so it is never overwritten:
+   * its rows stay for an operator).
+   */
+  private async load(): Promise<{ rows: T[]; skipped: number }> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { rows: [], skipped: 0 };
+      this.unusable = true;
+      throw error;
+    }
+    const rows: T[] = [];
+    let skipped = 0;
+    for (const line of text.split('\n')) {
+      if (line.trim() === '') continue;
+      const row = this.read(line);
+      if (row) rows.push(row);
+      else skipped++;
+    }
+    return { rows, skipped };
+  }
+
+  /**
+   * What a node does at start: the rows a previous run of it left (oldest first), saying in the log
+   * how many, and what could not be read (`what` names the rows there). None when the file cannot be
+   * read at all.
+   */
+  async replay(what: string): Promise<T[]> {
+    let loaded: { rows: T[]; skipped: number };
+    try {
+      loaded = await this.load();
+    } catch (error) {
+      // It must not stop the node; the file is left as it is for an operator (this run keeps rows in memory only).
+      this.logger.error(`cannot read the ${what} kept in ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
+      return [];
+    }
+    if (loaded.skipped > 0) this.logger.error(`${loaded.skipped} lines of ${this.path} are not ${what} and were skipped`);
+    if (loaded.rows.length > 0) this.logger.warn(`${loaded.rows.length} ${what} kept on disk by an earlier run of this node are waiting for the database`);
+    return loaded.rows;
+  }
+
+  /** Appends rows and flushes them to disk; resolves whether the disk has them. */
+  append(rows: T[]): Promise<boolean> {
+    return this.run(async () => {
+      if (rows.length === 0) return;
+      if (!this.handle) {
+        await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
+        this.handle = await open(this.path, 'a', 0o600);
+      }
+      await this.handle.appendFile(lines(rows));
+      await this.handle.datasync();
+    }, 'cannot keep rows on disk; they are kept in memory only');
+  }
+
+  /**
+   * Makes the file hold exactly `rows()` (evaluated in the queue, after every append before it):
+   * written to a new file, flushed and renamed over the old, so a crash leaves one or the other.
+   */
+  rewrite(rows: () => T[]): Promise<boolean> {
+    return this.run(async () => {
+      await this.handle?.close();
+      this.handle = null;
+      const left = rows();
+      if (left.length === 0) {
+        await unlink(this.path).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== 'ENOENT') throw error;
+        });
+        return;
+      }
+      const next = `${this.path}.next`;
+      const file = await open(next, 'w', 0o600);
+      try {
+        await file.writeFile(lines(left));
+        await file.datasync();
+      } finally {
+        await file.close();
+      }
+      await rename(next, this.path);
+    }, 'cannot update the rows kept on disk');
+  }
+
+  async close(): Promise<void> {
+    await this.run(async () => {
+      await this.handle?.close();
+      this.handle = null;
+    }, 'cannot close the file');
+  }
+
+  private read(line: string): T | null {
+    try {
+      const raw = JSON.parse(line) as unknown;
+      return typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? this.parse(raw as Record<string, unknown>) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  private run(step: () => Promise<void>, failure: string): Promise<boolean> {
+    if (this.unusable) return Promise.resolve(false);
+    const done = this.queue.then(step).then(
+      () => true,
+      (error: unknown) => {
+        this.logger.error(`${failure} (${this.path}): ${error instanceof Error ? error.message : String(error)}`);
+        return false;
+      },
+    );
+    this.queue = done;
+    return done;
+  }
+}
+
+const lines = <T>(rows: T[]) => rows.map((row) => `${JSON.stringify(row)}\n`).join('');
+
+/** Readers of a line's fields: a value of the wrong type reads as null. */
+export const field = {
+  text: (value: unknown): string | null => (typeof value === 'string' ? value : null),
+  id: (value: unknown): number | null => (Number.isSafeInteger(value) ? (value as number) : null),
+  date(value: unknown): Date | null {
+    if (typeof value !== 'string') return null;
+    const parsed = new Date(value);
+    return Number.isNaN(parsed.getTime()) ? null : parsed;
+  },
+};
