@@ -1,5 +1,6 @@
 import { ManualClock } from '../src/common/clock';
 import { startTestApp, TestApp } from './helpers/app';
+import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { sendRaw as send } from './helpers/raw-http';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 
@@ -151,16 +152,20 @@ describe.each([
   let db: TestDatabase;
   let a: TestApp;
   let b: TestApp;
+  let pooler: TcpProxy;
   const clock = new ManualClock(Date.now());
   beforeAll(async () => {
     db = await createTestDatabase();
     const env: Record<string, string> = { TrustProxy: 'True', ...(redis ? { RedisConnectionString: 'redis://127.0.0.1:6379' } : {}) };
+    // B reaches the same database by another address (as through a pooler): one deployment all the same.
+    pooler = await startTcpProxy(Number(new URL(db.url).port || 5432));
     a = await startTestApp({ db, clock, env });
-    b = await startTestApp({ db, clock, env });
+    b = await startTestApp({ db, clock, env: { ...env, ConnectionString: pooler.url(db.url) } });
   });
   afterAll(async () => {
     await b?.close();
     await a?.close();
+    await pooler?.close();
     await db?.drop();
   });
 

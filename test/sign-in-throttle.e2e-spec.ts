@@ -1,6 +1,7 @@
 import { ManualClock } from '../src/common/clock';
 import { call } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
+import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { insertUser } from './helpers/users';
 
@@ -36,18 +37,22 @@ describe.each([
   let clock: ManualClock;
   let a: TestApp;
   let b: TestApp;
+  let pooler: TcpProxy;
   beforeAll(async () => {
     db = await createTestDatabase();
     clock = new ManualClock(Date.now());
     const shared = { ...env, TrustProxy: 'True', SignInThrottle: '20/5n' };
+    // B reaches the same database by another address (as through a pooler): the nodes still count together.
+    pooler = await startTcpProxy(Number(new URL(db.url).port || 5432));
     a = await startTestApp({ db, clock, env: shared });
-    b = await startTestApp({ db, clock, env: shared });
+    b = await startTestApp({ db, clock, env: { ...shared, ConnectionString: pooler.url(db.url) } });
     await insertUser(a, { name: 'alice', password: STRONG });
     await insertUser(a, { name: 'auditor', password: STRONG, landlord: true });
   });
   afterAll(async () => {
     await a?.close();
     await b?.close();
+    await pooler?.close();
     await db?.drop();
   });
 

@@ -35,17 +35,12 @@ export function redisOptions(connectionString: string): { options: RedisOptions;
 
 /**
  * The start of every key a per-address rule keeps in a shared Redis (sign-in throttle, anonymous
- * logout): RedisChannelPrefix, then the deployment's database (host, port and name, not the
- * credentials, which may differ per node), hashed so no address appears in Redis. Two deployments on
- * one Redis never count each other's requests.
+ * logout): RedisChannelPrefix, then the hash of the deployment's database identity
+ * (database.module.ts, DATABASE_IDENTITY), so nodes of one deployment count together whatever address
+ * they reach the database by, and two deployments on one Redis never count each other's requests.
  */
-export function redisKeyNamespace(settings: { redisChannelPrefix: string; connectionString: string | null; dataDirectory: string }): string {
-  let identity = `embedded:${settings.dataDirectory}`;
-  if (settings.connectionString) {
-    const url = new URL(settings.connectionString);
-    identity = `${url.hostname}:${url.port || '5432'}${url.pathname}`;
-  }
-  return `${settings.redisChannelPrefix}${createHash('sha256').update(identity).digest('hex').slice(0, 16)}`;
+export function redisKeyNamespace(channelPrefix: string, databaseIdentity: string): string {
+  return `${channelPrefix}${createHash('sha256').update(databaseIdentity).digest('hex').slice(0, 16)}`;
 }
 
 /**

@@ -5,6 +5,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { dataSourceOptions, migrate } from './data-source';
 import { DatabaseBreaker, deadlinePoolOptions } from './deadlines';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
+import { DATABASE_IDENTITY, databaseIdentityProvider } from './database-identity';
 import { Transactions } from './transactions';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
@@ -75,7 +76,10 @@ export class DatabaseBreakerModule {}
       },
     }),
   ],
-  providers: [Transactions],
-  exports: [Transactions, DatabaseBreakerModule],
+  providers: [
+    Transactions,
+    databaseIdentityProvider,
+  ],
+  exports: [Transactions, DatabaseBreakerModule, DATABASE_IDENTITY],
 })
 export class DatabaseModule {}

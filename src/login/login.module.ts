@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { redisKeyNamespace } from '../bus/redis.bus';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { DATABASE_IDENTITY } from '../database/database-identity';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
 import { NegotiateController } from './negotiate.controller';
@@ -34,13 +35,13 @@ import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore
       // they share anyway (contract 13). The Redis command deadline leaves room for the database
       // within the throttle's own deadline.
       provide: SignInThrottleStore,
-      inject: [SETTINGS, DatabaseThrottleStore],
-      useFactory: (settings: AppSettings, database: DatabaseThrottleStore): SignInThrottleStore =>
+      inject: [SETTINGS, DatabaseThrottleStore, DATABASE_IDENTITY],
+      useFactory: (settings: AppSettings, database: DatabaseThrottleStore, databaseIdentity: string): SignInThrottleStore =>
         settings.redisConnectionString && settings.signInThrottle
           ? new RedisOrDatabaseThrottleStore(
               new RedisThrottleStore(
                 settings.redisConnectionString,
-                redisKeyNamespace(settings),
+                redisKeyNamespace(settings.redisChannelPrefix, databaseIdentity),
                 Math.min(settings.redisCommandTimeoutMs, 1500),
               ),
               database,

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import { failFastRedis, redisKeyNamespace } from '../bus/redis.bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { DATABASE_IDENTITY } from '../database/database-identity';
 import { throttleAddress } from '../login/sign-in-throttle.service';
 import { AnonymousLogoutRepository } from './anonymous-logout.repository';
 
@@ -43,8 +44,9 @@ export class AnonymousLogoutLimiter implements OnModuleDestroy {
     private readonly claims: AnonymousLogoutRepository,
     private readonly clock: Clock,
     @Inject(SETTINGS) settings: AppSettings,
+    @Inject(DATABASE_IDENTITY) databaseIdentity: string,
   ) {
-    this.namespace = redisKeyNamespace(settings);
+    this.namespace = redisKeyNamespace(settings.redisChannelPrefix, databaseIdentity);
     if (settings.redisConnectionString) {
       // Failures surface as claims decided in memory.
       this.redis = failFastRedis(settings.redisConnectionString, 'tm-anonymous-logout', STORE_DEADLINE_MS) as AnonymousLogoutLimiter['redis'];
