@@ -276,8 +276,9 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnModuleDestroy {
   private async spoolHealth(): Promise<void> {
     const fresh = this.healthBacklog.filter((s) => !s.onDisk);
     if (fresh.length === 0) return;
-    const kept = await this.healthSpool.append(fresh.map(spooledSnapshot));
-    for (const snapshot of fresh) snapshot.onDisk = kept;
+    // Counted as on disk from the append on, so a rewrite meanwhile keeps them (JsonLinesSpool.rewrite).
+    for (const snapshot of fresh) snapshot.onDisk = true;
+    if (!(await this.healthSpool.append(fresh.map(spooledSnapshot)))) for (const snapshot of fresh) snapshot.onDisk = false;
   }
 
   /** Every kept minute is written: the backlog and the spool are emptied. */

@@ -11,6 +11,9 @@ export function spoolPath(dataDirectory: string, instance: string, table: string
   return join(dataDirectory, 'spool', `${name}.${table}.jsonl`);
 }
 
+/** The longest a caller waits for the disk to hold its rows (a stalled disk must not hold a logout). */
+export const SPOOL_DEADLINE_MS = 1_000;
+
 /**
  * Rows a node keeps while the database cannot take them, on disk as well as in memory, so a node
  * killed during an outage (kill -9, a lost container) writes them when it starts again instead of
@@ -23,14 +26,19 @@ export function spoolPath(dataDirectory: string, instance: string, table: string
  * by default): nodes that share a DataDirectory each keep their own. It holds audit data (user names,
  * addresses, user agents), never a credential, and is readable by the service's user only.
  *
- * Every step runs in one queue, so an append and a rewrite never interleave. A disk that refuses a
- * write costs durability, never the caller: the step resolves false and the failure is logged.
+ * Every step runs in one queue, so an append and a rewrite never interleave; rows appended while a
+ * step runs are written together by the next one (one fdatasync for a burst of logouts, not one
+ * each). A disk that refuses a write, or takes longer than SPOOL_DEADLINE_MS, costs durability, never
+ * the caller: it is told false (the rows are then in memory only) and the failure is logged.
  */
 export class JsonLinesSpool<T> {
   private readonly logger = new Logger('Spool');
   private handle: FileHandle | null = null;
   private queue: Promise<unknown> = Promise.resolve();
   private unusable = false;
+  /** Rows appended and not yet written, each with the caller waiting for it. */
+  private pending: Array<{ text: string; settle: (onDisk: boolean) => void }> = [];
+  private appendQueued = false;
 
   /** `parse` turns one line's JSON back into a row, or null when it is not one. */
   constructor(
@@ -82,43 +90,60 @@ export class JsonLinesSpool<T> {
     return loaded.rows;
   }
 
-  /** Appends rows and flushes them to disk; resolves whether the disk has them. */
+  /**
+   * Appends rows and flushes them to disk; resolves whether the disk has them, within
+   * SPOOL_DEADLINE_MS (false past it: the write goes on, the caller does not wait for it).
+   */
   append(rows: T[]): Promise<boolean> {
-    return this.run(async () => {
-      if (rows.length === 0) return;
-      if (!this.handle) {
-        await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
-        this.handle = await open(this.path, 'a', 0o600);
-      }
-      await this.handle.appendFile(lines(rows));
-      await this.handle.datasync();
-    }, 'cannot keep rows on disk; they are kept in memory only');
+    if (this.unusable) return Promise.resolve(false);
+    if (rows.length === 0) return Promise.resolve(true);
+    const onDisk = new Promise<boolean>((settle) => this.pending.push({ text: lines(rows), settle }));
+    if (!this.appendQueued) {
+      this.appendQueued = true;
+      void this.run(() => this.appendPending(), 'cannot keep rows on disk; they are kept in memory only');
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), SPOOL_DEADLINE_MS);
+      timer.unref();
+    });
+    return Promise.race([onDisk, late]).finally(() => clearTimeout(timer));
   }
 
   /**
    * Makes the file hold exactly `rows()` (evaluated in the queue, after every append before it):
    * written to a new file, flushed and renamed over the old, so a crash leaves one or the other.
+   * Rows appended but not yet written when it runs are taken as covered by `rows()`: a caller keeps
+   * every row it still wants in `rows()` from the moment it appends it.
    */
   rewrite(rows: () => T[]): Promise<boolean> {
     return this.run(async () => {
       await this.handle?.close();
       this.handle = null;
+      // In one turn: what rows() holds and what it covers.
+      const covered = this.pending.splice(0);
       const left = rows();
-      if (left.length === 0) {
-        await unlink(this.path).catch((error: NodeJS.ErrnoException) => {
-          if (error.code !== 'ENOENT') throw error;
-        });
-        return;
-      }
-      const next = `${this.path}.next`;
-      const file = await open(next, 'w', 0o600);
       try {
-        await file.writeFile(lines(left));
-        await file.datasync();
-      } finally {
-        await file.close();
+        if (left.length === 0) {
+          await unlink(this.path).catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== 'ENOENT') throw error;
+          });
+        } else {
+          const next = `${this.path}.next`;
+          const file = await open(next, 'w', 0o600);
+          try {
+            await file.writeFile(lines(left));
+            await file.datasync();
+          } finally {
+            await file.close();
+          }
+          await rename(next, this.path);
+        }
+      } catch (error) {
+        for (const row of covered) row.settle(false);
+        throw error;
       }
-      await rename(next, this.path);
+      for (const row of covered) row.settle(true);
     }, 'cannot update the rows kept on disk');
   }
 
@@ -127,6 +152,25 @@ export class JsonLinesSpool<T> {
       await this.handle?.close();
       this.handle = null;
     }, 'cannot close the file');
+  }
+
+  /** One write and one flush for every row appended since the last step. */
+  private async appendPending(): Promise<void> {
+    this.appendQueued = false;
+    const batch = this.pending.splice(0);
+    if (batch.length === 0) return;
+    try {
+      if (!this.handle) {
+        await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
+        this.handle = await open(this.path, 'a', 0o600);
+      }
+      await this.handle.appendFile(batch.map((row) => row.text).join(''));
+      await this.handle.datasync();
+    } catch (error) {
+      for (const row of batch) row.settle(false);
+      throw error;
+    }
+    for (const row of batch) row.settle(true);
   }
 
   private read(line: string): T | null {
