@@ -2,8 +2,9 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
-import { AppSettings, SETTINGS } from '../config/config.module';
 import { RequestContext } from '../common/request-context';
+import { BOUNDS, boundText } from '../common/text';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
@@ -249,9 +250,23 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
   }
 }
 
-/** What the spool keeps of a row: the row itself, nothing about its place in the queue. */
+/**
+ * What the spool keeps of a row: the row itself, nothing about its place in the queue, its texts
+ * bounded and stripped as the table will hold them (the spool is a store too: a hostile user agent
+ * never reaches the disk whole).
+ */
 function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout): SpooledLogout {
-  return { ...row, context: row.context && { remoteIp: row.context.remoteIp, localIp: row.context.localIp, userAgent: row.context.userAgent } };
+  return {
+    ...row,
+    createdUser: boundText(row.createdUser, BOUNDS.name),
+    cutByUser: boundText(row.cutByUser, BOUNDS.name),
+    message: boundText(row.message, BOUNDS.message),
+    context: row.context && {
+      remoteIp: boundText(row.context.remoteIp, BOUNDS.ip),
+      localIp: boundText(row.context.localIp, BOUNDS.ip),
+      userAgent: boundText(row.context.userAgent, BOUNDS.userAgent),
+    },
+  };
 }
 
 /** One spooled line back into a row, or null when it is not one (a torn or foreign line). */
