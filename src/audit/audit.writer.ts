@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
@@ -57,7 +57,7 @@ type KeptLogout = SpooledLogout & { replayed?: boolean; onDisk?: boolean };
  * learns the outcome.
  */
 @Injectable()
-export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
+export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
   /** Rows that could not be written when they happened, oldest first, each with its CreatedDate. */
   private readonly kept: KeptLogout[] = [];
@@ -87,7 +87,8 @@ export class AuditWriter implements OnApplicationBootstrap, OnModuleDestroy {
     void this.writeKept();
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the last tries of the shutdown hooks (which may still spool what they cannot write). */
+  async onApplicationShutdown(): Promise<void> {
     await this.spool.close();
   }
 

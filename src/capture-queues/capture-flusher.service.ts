@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
@@ -104,7 +104,7 @@ const messageOf = (error: unknown) => (error instanceof Error ? error.message : 
  *   health rows are written whatever happened to the entries (contract 13).
  */
 @Injectable()
-export class CaptureFlusher implements OnApplicationBootstrap, OnModuleDestroy {
+export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('CaptureFlusher');
   private running: Promise<FlushReport> | null = null;
   private chain: Promise<unknown> = Promise.resolve();
@@ -150,7 +150,8 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnModuleDestroy {
     this.chain = next;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** After the stop's own flush (beforeApplicationShutdown), which may still spool its minute. */
+  async onApplicationShutdown(): Promise<void> {
     await this.healthSpool.close();
   }
 
