@@ -61,7 +61,7 @@ export class UserLogoutRepository {
 
   /**
    * Which of `rows` are already written (same instant, user, reason and outcome): a node that wrote
-   * kept rows and was killed before its spool said so writes them again at start (audit-spool.ts).
+   * kept rows and was killed before its spool said so writes them again at start (common/json-lines-spool.ts).
    * One indexed read (IX_UserLogout_CreatedDate) for up to 500 instants.
    */
   async alreadyWritten(rows: NewUserLogout[]): Promise<Set<NewUserLogout>> {
