@@ -5,6 +5,7 @@ import { CaptureQueues } from '../src/capture-queues/capture-queues.service';
 import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
 import { ArchiverStage, CaseCreationStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
+import { emptyCaptureTables } from './helpers/telemetry';
 
 /**
  * Contract 13, capture queues, attacked with entries that cannot be written as given, through the
@@ -31,13 +32,7 @@ describe('capture entries that cannot be written as given (contract 13)', () => 
     telemetry = t.app.get(PipelineTelemetry);
   });
   afterAll(async () => t.close());
-  beforeEach(async () => {
-    await flusher.flush();
-    await t.db.query(
-      `TRUNCATE "CaptureQueueHealth", "ArchiverWarning", "CaseCreationWarning", "ModelInvokeWarning", "ArchiverStagePerformanceCounter",
-                "CaseCreationStagePerformanceCounter", "OpenTelemetryMetric", "RedisConnectionEvent", "RedisSentinelEvent"`,
-    );
-  });
+  beforeEach(async () => emptyCaptureTables(t));
 
   it('a stage counter whose total passes what bigint holds is still written (saturated), never set aside', async () => {
     const model = randomUUID();

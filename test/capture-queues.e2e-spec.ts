@@ -7,6 +7,7 @@ import { MAX_STAGES, OVERFLOW_STAGE, TelemetryMetrics } from '../src/telemetry/t
 import { ArchiverStage, CaseCreationStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { signInAdministrator } from './helpers/users';
+import { emptyCaptureTables } from './helpers/telemetry';
 
 const caseContext = (value: string, destination: string | null = null) => ({
   caseWorkflowGuid: randomUUID(),
@@ -34,13 +35,7 @@ describe('capture queues and their once-a-minute flush (service.md 6, contract 1
     queues = t.app.get(CaptureQueues);
   });
   afterAll(async () => t.close());
-  beforeEach(async () => {
-    await flusher.flush();
-    await t.db.query(
-      `TRUNCATE "CaptureQueueHealth", "ArchiverWarning", "CaseCreationWarning", "ModelInvokeWarning", "ArchiverStagePerformanceCounter",
-                "CaseCreationStagePerformanceCounter", "OpenTelemetryMetric", "RedisConnectionEvent", "RedisSentinelEvent"`,
-    );
-  });
+  beforeEach(async () => emptyCaptureTables(t));
 
   it('writes one health row per queue per flush, zeros included, and nothing else when idle', async () => {
     const report = await flusher.flush();

@@ -131,10 +131,8 @@ for (const [layoutIndex, { name: layout, nodeCount, allCut }] of LAYOUTS.entries
         }
         const wrongUser = `${tag}-wrong`;
         await insertUser(node(0), { name: wrongUser, password: STRONG });
-        // Sessions logged out during the cut (each with a stream open on the other node).
-        const leaving: { name: string; id: number; browser: Browser; stream: OpenedStream; on: number }[] = [];
-        for (let i = 0; i < 2 * nodeCount; i++) {
-          const name = `${tag}-leaving-${i}`;
+        // A user signed in on node i, with a stream of that session open on the next node.
+        const signedInWithStream = async (name: string, i: number) => {
           const { id } = await insertUser(node(0), { name, password: STRONG });
           const browser = new Browser(node(i).url);
           expect((await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password: STRONG })).status).toBe(200);
@@ -142,19 +140,15 @@ for (const [layoutIndex, { name: layout, nodeCount, allCut }] of LAYOUTS.entries
           opened.push(stream);
           expect(stream.status).toBe(200);
           await stream.waitFor((text) => text.length > 0);
-          leaving.push({ name, id, browser, stream, on: i });
-        }
+          return { name, id, browser, stream };
+        };
+        // Sessions logged out during the cut (each with a stream open on the other node).
+        const leaving: { name: string; id: number; browser: Browser; stream: OpenedStream; on: number }[] = [];
+        for (let i = 0; i < 2 * nodeCount; i++) leaving.push({ ...(await signedInWithStream(`${tag}-leaving-${i}`, i)), on: i });
         // Users whose tokens an administrator revokes during the cut.
         const revoked: { name: string; id: number; cookie: string; stream: OpenedStream }[] = [];
         for (let i = 0; i < nodeCount; i++) {
-          const name = `${tag}-revoked-${i}`;
-          const { id } = await insertUser(node(0), { name, password: STRONG });
-          const browser = new Browser(node(i).url);
-          expect((await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password: STRONG })).status).toBe(200);
-          const stream = await openStream(`${node(i + 1).url}/api/Watcher/Stream`, { cookie: cookieOf(browser) });
-          opened.push(stream);
-          expect(stream.status).toBe(200);
-          await stream.waitFor((text) => text.length > 0);
+          const { name, id, browser, stream } = await signedInWithStream(`${tag}-revoked-${i}`, i);
           revoked.push({ name, id, cookie: cookieOf(browser), stream });
         }
         const keyUser = await insertUser(node(0), { name: `${tag}-keyed`, password: STRONG });
