@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import Redis, { RedisOptions } from 'ioredis';
 import { createHash } from 'node:crypto';
+import { withinDeadline } from '../common/deadline';
 import { Bus, BusConnectionEvent, BusHandler } from './bus';
 
 /**
@@ -265,19 +266,11 @@ export class RedisBus extends Bus {
   /** One PING within the command deadline; a connection that does not answer is reconnected. */
   private async ping(client: Redis, role: string): Promise<void> {
     if (client.status !== 'ready' || this.closed) return;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
-        client.ping(),
-        new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer to PING within ${this.commandTimeoutMs} ms`)), this.commandTimeoutMs);
-        }),
-      ]);
+      await withinDeadline(client.ping(), this.commandTimeoutMs, 'no answer to PING');
       if (client === this.publisher && this.outbox.length > 0) void this.drain();
     } catch (error) {
       this.suspect(client, role, error);
-    } finally {
-      clearTimeout(timer);
     }
   }
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withinDeadline } from './deadline';
 
 /**
  * Where a node keeps rows of `table` that wait for the database:
@@ -102,12 +103,7 @@ export class JsonLinesSpool<T> {
       this.appendQueued = true;
       void this.run(() => this.appendPending(), 'cannot keep rows on disk; they are kept in memory only');
     }
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), SPOOL_DEADLINE_MS);
-      timer.unref();
-    });
-    return Promise.race([onDisk, late]).finally(() => clearTimeout(timer));
+    return withinDeadline(onDisk, SPOOL_DEADLINE_MS).catch(() => false);
   }
 
   /**

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Bus } from '../bus/bus';
+import { withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /** A dependency the node needs to serve requests. */
@@ -42,18 +43,11 @@ export class Health {
 
   /** SELECT 1 within the connect deadline (the pool's own deadlines and breaker apply too). */
   private async databaseAnswers(): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        this.dataSource.query('SELECT 1').then(() => true),
-        new Promise<boolean>((resolve) => {
-          timer = setTimeout(() => resolve(false), this.settings.databaseConnectTimeoutMs);
-        }),
-      ]);
+      await withinDeadline(this.dataSource.query('SELECT 1'), this.settings.databaseConnectTimeoutMs);
+      return true;
     } catch {
       return false;
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DeadlineError, withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /** The part of the `kerberos` module this strategy uses (typed here: the module is optional). */
@@ -110,23 +111,16 @@ export class NegotiateStrategy {
     const call = this.step(kerberos, match[1]);
     // The slot is freed when the native call settles, not at the deadline: its thread is busy until then.
     void call.then(() => this.release(), () => this.release());
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), Math.max(0, deadline - Date.now()));
-    });
     try {
-      const result = await Promise.race([call, timedOut]);
-      if (result === 'timeout') {
+      return await withinDeadline(call, Math.max(0, deadline - Date.now()));
+    } catch (error) {
+      if (error instanceof DeadlineError) {
         this.logger.error(`the Kerberos acceptor did not answer within ${this.settings.negotiateTimeoutMs} ms; the handshake is refused with 503`);
         return { kind: 'unavailable' };
       }
-      return result;
-    } catch (error) {
       // The GSSAPI reason only (expired ticket, wrong key, replay); never the token.
       this.logger.warn(`Negotiate handshake refused: ${messageOf(error)}`);
       return { kind: 'refused' };
-    } finally {
-      clearTimeout(timer);
     }
   }
 

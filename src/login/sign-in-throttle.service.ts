@@ -5,6 +5,7 @@ import { isIPv6 } from 'node:net';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Clock } from '../common/clock';
+import { withinDeadline } from '../common/deadline';
 import { ProblemError, serviceUnavailable } from '../common/problem';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -109,20 +110,12 @@ export class SignInThrottle implements OnModuleDestroy {
 
   /** The store, within a deadline; unreachable means refused (fail closed). */
   private async reach<T>(operation: () => Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        operation(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${STORE_DEADLINE_MS} ms`)), STORE_DEADLINE_MS);
-        }),
-      ]);
+      return await withinDeadline(operation(), STORE_DEADLINE_MS);
     } catch (error) {
       // Every sign-in meets an outage of the store: a warning the logger counts, not an ERROR per request.
       this.logger.warn(`sign-in refused (503), the throttle count cannot be reached: ${(error as Error).message}`);
       throw serviceUnavailable('Sign-in is unavailable right now.');
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

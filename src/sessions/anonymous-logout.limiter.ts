@@ -3,6 +3,7 @@ import { Interval } from '@nestjs/schedule';
 import Redis from 'ioredis';
 import { failFastRedis, redisKeyNamespace } from '../bus/redis.bus';
 import { Clock } from '../common/clock';
+import { withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { DATABASE_IDENTITY } from '../database/database-identity';
 import { throttleAddress } from '../login/sign-in-throttle.service';
@@ -60,19 +61,11 @@ export class AnonymousLogoutLimiter implements OnModuleDestroy {
   async claim(remoteIp: string | null): Promise<boolean> {
     const address = throttleAddress(remoteIp);
     const now = this.clock.nowMs();
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        this.claimShared(address, now),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no answer within ${STORE_DEADLINE_MS} ms`)), STORE_DEADLINE_MS);
-        }),
-      ]);
+      return await withinDeadline(this.claimShared(address, now), STORE_DEADLINE_MS);
     } catch (error) {
       this.logger.warn(`the once-a-minute rule for logouts without a session is decided on this node alone: ${(error as Error).message}`);
       return this.claimInMemory(address, now);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
