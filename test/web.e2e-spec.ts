@@ -98,7 +98,8 @@ describe('web pages in a browser', () => {
     await page.locator('#users tr[data-user="Administrator"]').waitFor();
     await expect(page.locator('#countdown').innerText()).resolves.toMatch(/^Session 1[45]:\d\d$/);
     await expect(page.locator('#current-user').innerText()).resolves.toBe('Administrator');
-    // A landlord sees every section.
+    // A landlord sees every section (the menu is drawn whole once the session is read).
+    await page.locator('#nav .nav-who').waitFor({ state: 'attached' });
     const nav = await page.locator('#nav').innerText();
     for (const label of ['Users', 'User Login', 'Archiver Warning', 'Capture Queue Health', 'Model Invoke Warning']) expect(nav).toContain(label);
 
@@ -185,6 +186,7 @@ describe('web pages in a browser', () => {
     await signInThroughPage(carol.page, t.url, 'carol', STRONG, '/Account/ChangePassword');
     expect(new URL(carol.page.url()).pathname).toBe('/Account/ChangePassword');
     // A tenant user without rights sees no administration menu, and a telemetry page refuses her.
+    await carol.page.locator('#nav .nav-who').waitFor({ state: 'attached' });
     await expect(carol.page.locator('#nav').innerText()).resolves.not.toMatch(/Users|Archiver/);
     const refused = await carol.page.goto(`${t.url}/Administration/Performance/ArchiverWarning`);
     expect(refused!.status()).toBe(403);
@@ -376,6 +378,8 @@ describe('web pages in a browser', () => {
     await insertUser(t, { name: 'tenant.b.user', password: STRONG, tenantName: 'Tenant B' });
     const { page, context } = await session('tenant.admin');
     await signInThroughPage(page, t.url, 'tenant.admin', STRONG, '/Administration/Security/Users');
+    // The menu is drawn whole once the session is read: read it then, not before.
+    await page.locator('#nav .nav-who').waitFor({ state: 'attached' });
     const nav = await page.locator('#nav').innerText();
     expect(nav).toContain('Users');
     expect(nav).not.toMatch(/Archiver|Capture Queue|Model Invoke/);
