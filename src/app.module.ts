@@ -13,6 +13,7 @@ import { HealthModule } from './health/health.module';
 import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
+import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './users/users.module';
@@ -38,6 +39,7 @@ export class AppModule {
         CaptureQueuesModule,
         ReadsModule,
         TelemetryModule,
+        RetentionModule,
         WebModule,
         HealthModule,
       ],

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * One row per capture queue per flush (contract 10): its depth before the drain and what it dropped
@@ -12,6 +12,7 @@ export class CaptureQueueHealth {
   @Column({ name: 'QueueId', type: 'smallint' }) queueId!: number;
   @Column({ name: 'QueueDepth', type: 'integer', default: 0 }) queueDepth!: number;
   @Column({ name: 'DroppedCount', type: 'bigint', default: 0 }) droppedCount!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'CaptureQueueHealth_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }

@@ -38,6 +38,19 @@ describe('settings (contract 1)', () => {
     expect(loadSettings({ RevokedSessionCheckInterval: 'd', RevokedSessionCheckIntervalValue: '1' }).revokedSessionCheckMs).toBe(86_400_000);
   });
 
+  it('reads AuditRetention (default 0: for ever) and TelemetryRetention (default d/30) as unit/value or 0', () => {
+    expect(loadSettings({}).auditRetentionMs).toBe(0);
+    expect(loadSettings({}).telemetryRetentionMs).toBe(30 * 86_400_000);
+    expect(loadSettings({ AuditRetention: 'd/2555' }).auditRetentionMs).toBe(2555 * 86_400_000);
+    expect(loadSettings({ AuditRetention: '0' }).auditRetentionMs).toBe(0);
+    expect(loadSettings({ TelemetryRetention: '0' }).telemetryRetentionMs).toBe(0);
+    expect(loadSettings({ TelemetryRetention: 'h/36' }).telemetryRetentionMs).toBe(36 * 3_600_000);
+    for (const bad of ['x/3', 'd/0', 'd/-1', '-1', 'forever']) {
+      expect(() => loadSettings({ AuditRetention: bad })).toThrow(/AuditRetention/);
+      expect(() => loadSettings({ TelemetryRetention: bad })).toThrow(/TelemetryRetention/);
+    }
+  });
+
   it('reads SessionRetention as unit/value (default d/30) or as a unit with SessionRetentionValue', () => {
     expect(loadSettings({}).sessionRetentionMs).toBe(30 * 86_400_000);
     expect(loadSettings({ SessionRetention: 'd/30' }).sessionRetentionMs).toBe(30 * 86_400_000);

@@ -41,6 +41,13 @@ export interface Settings {
   revokedSessionCheckMs: number;
   /** How long ended UserSession rows are kept before the daily purge (contract 14), in milliseconds. */
   sessionRetentionMs: number;
+  /**
+   * How long UserLogin and UserLogout rows are kept (contract 16), in milliseconds; 0 keeps them for
+   * ever. Retention drops a whole month's partition once all of that month is older than this.
+   */
+  auditRetentionMs: number;
+  /** How long telemetry rows are kept (contract 16), in milliseconds; 0 keeps them for ever. Whole days are dropped. */
+  telemetryRetentionMs: number;
 
   /** Failed sign-ins tolerated per client address and window (SignInThrottle, contract 13); null: off. */
   signInThrottle: SignInThrottleSetting | null;
@@ -210,6 +217,17 @@ class Reader {
     return UNIT_MS[unit as IntervalUnit] * amount;
   }
 
+  /**
+   * A retention period: `unit/value` like the other durations (`d/365`), or `0` for "keep for ever"
+   * (also the meaning of a null fallback when the variable is not set).
+   */
+  retention(name: string, fallback: { unit: IntervalUnit; value: number } | null): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback ? UNIT_MS[fallback.unit] * fallback.value : 0;
+    if (value.trim() === '0') return 0;
+    return this.unitSlashValue(name, fallback?.unit ?? 'd', fallback?.value ?? 1);
+  }
+
   url(name: string, protocols: string[]): string | null {
     const value = this.raw(name);
     if (value === undefined) return null;
@@ -290,6 +308,8 @@ export function loadSettings(env: Env): Settings {
     sessionAbsoluteLifetimeMs: r.interval('SessionAbsoluteLifetimeInterval', 'SessionAbsoluteLifetimeIntervalValue', 'n', 720),
     revokedSessionCheckMs: r.interval('RevokedSessionCheckInterval', 'RevokedSessionCheckIntervalValue', 's', 30),
     sessionRetentionMs: r.unitSlashValue('SessionRetention', 'd', 30),
+    auditRetentionMs: r.retention('AuditRetention', null),
+    telemetryRetentionMs: r.retention('TelemetryRetention', { unit: 'd', value: 30 }),
 
     signInThrottle: r.signInThrottle('SignInThrottle', { limit: 20, windowMs: 5 * UNIT_MS.n }),
     passwordAttempts: r.int('PasswordAttempts', 3, 1, 1000),

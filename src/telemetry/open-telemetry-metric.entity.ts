@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * One metric series aggregated over a minute (contract 10), written by the capture flush. The DESC
@@ -16,6 +16,7 @@ export class OpenTelemetryMetric {
   @Column({ name: 'Sum', type: 'double precision', default: 0 }) sum!: number;
   @Column({ name: 'Min', type: 'double precision', nullable: true }) min!: number | null;
   @Column({ name: 'Max', type: 'double precision', nullable: true }) max!: number | null;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'OpenTelemetryMetric_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }

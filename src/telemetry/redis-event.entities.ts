@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /**
  * Redis connection and Sentinel events (contract 10): two tables of the same shape, written by the
@@ -11,7 +11,8 @@ abstract class RedisEvent {
   @Column({ name: 'EventName', type: 'text', nullable: true }) eventName!: string | null;
   @Column({ name: 'Endpoint', type: 'text', nullable: true }) endpoint!: string | null;
   @Column({ name: 'Message', type: 'text', nullable: true }) message!: string | null;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }
 

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /*
  * Stage performance counters (contract 10): one row per stage (and model) that saw activity in a
@@ -22,7 +22,8 @@ export class ArchiverStagePerformanceCounter {
   @Column({ name: 'MinMicroseconds', type: 'bigint', default: 0 }) minMicroseconds!: string;
   @Column({ name: 'MaxMicroseconds', type: 'bigint', default: 0 }) maxMicroseconds!: string;
   @Column({ name: 'InvokeCount', type: 'bigint', default: 0 }) invokeCount!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'ArchiverStagePerformanceCounter_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }
 
@@ -41,6 +42,7 @@ export class CaseCreationStagePerformanceCounter {
   @Column({ name: 'MinMicroseconds', type: 'bigint', default: 0 }) minMicroseconds!: string;
   @Column({ name: 'MaxMicroseconds', type: 'bigint', default: 0 }) maxMicroseconds!: string;
   @Column({ name: 'InvokeCount', type: 'bigint', default: 0 }) invokeCount!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'CaseCreationStagePerformanceCounter_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }

@@ -1,4 +1,4 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
 
 /*
  * Pipeline warnings (contract 10): one row per slow stage or model invocation, written by the capture
@@ -17,7 +17,8 @@ export class ArchiverWarning {
   @Column({ name: 'EntityAnalysisModelInstanceEntryGuid', type: 'uuid', nullable: true }) entityAnalysisModelInstanceEntryGuid!: string | null;
   @Column({ name: 'StageId', type: 'smallint', nullable: true }) stageId!: number | null;
   @Column({ name: 'DurationMicroseconds', type: 'bigint', default: 0 }) durationMicroseconds!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'ArchiverWarning_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }
 
@@ -35,7 +36,8 @@ export class CaseCreationWarning {
   @Column({ name: 'StageId', type: 'smallint', nullable: true }) stageId!: number | null;
   @Column({ name: 'Destination', type: 'text', nullable: true }) destination!: string | null;
   @Column({ name: 'DurationMicroseconds', type: 'bigint', default: 0 }) durationMicroseconds!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'CaseCreationWarning_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }
 
@@ -54,6 +56,7 @@ export class ModelInvokeWarning {
   @Column({ name: 'Message', type: 'text', nullable: true }) message!: string | null;
   @Column({ name: 'ElapsedMicroseconds', type: 'bigint', default: 0 }) elapsedMicroseconds!: string;
   @Column({ name: 'SinceLastEntryMicroseconds', type: 'bigint', default: 0 }) sinceLastEntryMicroseconds!: string;
-  @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
+  /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
+  @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'ModelInvokeWarning_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
 }

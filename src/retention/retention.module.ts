@@ -1,0 +1,14 @@
+import { Module } from '@nestjs/common';
+import { PartitionMaintenance } from './partition-maintenance.service';
+import { PartitionRepository } from './partition.repository';
+import { RetentionScheduler } from './retention.scheduler';
+
+/**
+ * Retention without deletes (contract 16): partitions of the audit and telemetry tables made ahead,
+ * and whole partitions past retention dropped. Written to by nobody; it only acts on the tables.
+ */
+@Module({
+  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler],
+  exports: [PartitionMaintenance],
+})
+export class RetentionModule {}
