@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import {
@@ -45,7 +45,7 @@ export class PartitionMaintenance {
     private readonly partitions: PartitionRepository,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
-    @Optional() private readonly auditRecorder?: AuditRetentionRecorder,
+    private readonly auditRecorder: AuditRetentionRecorder,
   ) {}
 
   /** Partitions ahead only (at start, before the first request): cheap when nothing is missing. */
@@ -127,7 +127,6 @@ export class PartitionMaintenance {
     if (!retention) return;
     for (const partition of expiredPartitions(partitions, retentionCutoff(now, this.retentionOf(table)))) {
       if (table.kind === 'audit') {
-        if (!this.auditRecorder) throw new Error(`no audit retention record can be sealed, ${partition.name} stays`);
         await this.auditRecorder.recordDrop({
           tableName: table.table,
           partitionName: partition.name,

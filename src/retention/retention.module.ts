@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
-import { PartitionMaintenance } from './partition-maintenance.service';
+import { AuditRetentionRunWriter } from './audit-retention-run.writer';
+import { AuditRetentionRecorder, PartitionMaintenance } from './partition-maintenance.service';
 import { PartitionRepository } from './partition.repository';
 import { RetentionScheduler } from './retention.scheduler';
 
@@ -8,7 +9,7 @@ import { RetentionScheduler } from './retention.scheduler';
  * and whole partitions past retention dropped. Written to by nobody; it only acts on the tables.
  */
 @Module({
-  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler],
+  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }],
   exports: [PartitionMaintenance],
 })
 export class RetentionModule {}

@@ -1,0 +1,26 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+import { convertToPartitioned } from '../../retention/partition-conversion';
+import { AUDIT_TABLES } from '../../retention/partition-plan';
+
+/**
+ * Issue 20 (contract 16): UserLogin and UserLogout partitioned by month of CreatedDate, so retention
+ * drops whole months instead of deleting rows (which the append-only triggers of contract 15 refuse
+ * anyway). An existing table is attached whole as one partition: no row is copied, no Id changes, so
+ * every leaf already sealed still names its row. The table's triggers (SearchText, append-only, the
+ * sealer's enqueue) are re-created on the partitioned parent from their own definitions, which
+ * PostgreSQL clones to every partition; the statement-level TRUNCATE refusal, which it does not clone,
+ * is copied to each partition as it is made (partition-sql.ts).
+ */
+export class PartitionAudit1766100000001 implements MigrationInterface {
+  name = 'PartitionAudit1766100000001';
+  transaction = false;
+
+  async up(q: QueryRunner): Promise<void> {
+    const now = new Date();
+    for (const table of AUDIT_TABLES) await convertToPartitioned(q, table, now);
+  }
+
+  async down(): Promise<void> {
+    throw new Error('PartitionAudit cannot be reverted in place');
+  }
+}
