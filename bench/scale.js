@@ -80,6 +80,7 @@ async function growTable(client, table, from, to) {
  */
 async function grow(pool, from, to) {
   const rebuild = to - from > 2_000_000;
+  await partitionsFor(pool, to);
   const timed = async (label, work) => {
     const t0 = performance.now();
     await work();
@@ -100,11 +101,14 @@ async function grow(pool, from, to) {
             await client.query(`DROP INDEX "${r.indexname}"`);
           }
         }
-        if (table === 'UserLogin') await client.query(`ALTER TABLE "UserLogin" DISABLE TRIGGER "UserLogin_SearchText"`);
+        // The search-text trigger, and the audit log's enqueue (contract 15: these history rows need no
+        // sealing here, and 10M of them waiting would have the service's sealer busy during the reads).
+        const triggers = table === 'UserLogin' ? await loadTriggers(client) : [];
+        for (const trigger of triggers) await client.query(`ALTER TABLE "UserLogin" DISABLE TRIGGER "${trigger}"`);
         try {
           await timed(`${table}: ${(to - from).toLocaleString()} rows inserted`, () => growTable(client, table, from, to));
         } finally {
-          if (table === 'UserLogin') await client.query(`ALTER TABLE "UserLogin" ENABLE TRIGGER "UserLogin_SearchText"`);
+          for (const trigger of triggers) await client.query(`ALTER TABLE "UserLogin" ENABLE TRIGGER "${trigger}"`);
         }
         if (rebuild) {
           await client.query(`SET maintenance_work_mem = '512MB'`);
@@ -116,6 +120,42 @@ async function grow(pool, from, to) {
       }
     }),
   );
+}
+
+/** UserLogin's triggers that fire per inserted row and that the load leaves off (those that exist in this build). */
+async function loadTriggers(client) {
+  const { rows } = await client.query(
+    `SELECT tgname FROM pg_trigger WHERE tgrelid = '"UserLogin"'::regclass AND tgname IN ('UserLogin_SearchText', 'UserLogin_AuditEnqueue')`,
+  );
+  return rows.map((r) => r.tgname);
+}
+
+/**
+ * Where the tables are partitioned (issue 20, contract 16), the partitions of every period the rows
+ * up to `to` fall in, made beforehand as the daily job would have made them while this history was
+ * written (otherwise the history would all wait in DEFAULT).
+ */
+async function partitionsFor(pool, to) {
+  let plan;
+  try {
+    plan = require(join(ROOT, 'dist/retention/partition-plan'));
+  } catch {
+    return; // a build from before partitioning
+  }
+  const { createPartition, listPartitions } = require(join(ROOT, 'dist/retention/partition-sql'));
+  const client = await pool.connect();
+  try {
+    const sql = async (text, params) => (await client.query(text, params)).rows;
+    const hours = Math.ceil(to / PER_HOUR) + 1;
+    const dates = Array.from({ length: hours + 1 }, (_, h) => new Date(Date.now() - h * 3_600_000));
+    for (const table of plan.PARTITIONED_TABLES.filter((t) => ['ArchiverWarning', 'UserLogin'].includes(t.table))) {
+      const existing = (await listPartitions(sql, [table.table])).get(table.table);
+      if (existing.length === 0) continue;
+      for (const partition of plan.partitionsFor(table, dates, existing)) await createPartition(sql, table, partition);
+    }
+  } finally {
+    client.release();
+  }
 }
 
 async function main() {
