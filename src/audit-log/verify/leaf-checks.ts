@@ -1,12 +1,4 @@
-import {
-  CANONICAL_TIMESTAMP,
-  LEAF_DATE_COLUMN,
-  isAuditTable,
-  leafRecord,
-  parseCanonicalRow,
-  sha256,
-  type AuditTableName,
-} from '../canonical';
+import { CANONICAL_TIMESTAMP, canonicalIdentity, isAuditTable, leafRecord, sha256, type AuditTableName } from '../canonical';
 import { leafHash } from '../merkle';
 import type { ServedLeaf } from './client';
 
@@ -62,17 +54,16 @@ export function checkLeaf(served: ServedLeaf, expectedIndex: number): LeafCheck 
     canonical = Buffer.from(served.canonical, 'utf8');
     if (!sha256(canonical).equals(rowHash)) return { ok: false, problem: `${name}: row changed (its canonical form no longer hashes to the sealed row hash)` };
     // The hash matched, so the bytes are the sealed ones; still, they must name this very row.
-    let parsed: ReturnType<typeof parseCanonicalRow>;
+    let identity: ReturnType<typeof canonicalIdentity>;
     try {
-      parsed = parseCanonicalRow(canonical);
+      identity = canonicalIdentity(canonical);
     } catch (error) {
       return { ok: false, problem: `${name}: the sealed row is not a canonical form (${(error as Error).message})` };
     }
-    const date = parsed.row[LEAF_DATE_COLUMN[parsed.table]];
-    if (parsed.table !== served.table || parsed.row.Id !== served.rowId || date !== served.rowCreatedDate) {
+    if (identity.table !== served.table || identity.id !== served.rowId || identity.date !== served.rowCreatedDate) {
       return {
         ok: false,
-        problem: `${name}: the row's table, id or date (${parsed.table} ${String(parsed.row.Id)} ${String(date)}) is not the leaf's (leaf changed)`,
+        problem: `${name}: the row's table, id or date (${identity.table} ${identity.id} ${identity.date}) is not the leaf's (leaf changed)`,
       };
     }
   }
