@@ -2,6 +2,7 @@ import { auditReferenceVectors, b64 } from '../../test/helpers/audit-reference';
 import {
   AUDIT_COLUMNS,
   AUDIT_TABLES,
+  canonicalIdentity,
   canonicalRow,
   canonicalTimestampSql,
   isAuditTable,
@@ -114,6 +115,15 @@ describe('canonical form (contract 15)', () => {
     ]) {
       expect(() => parseCanonicalRow(Buffer.from(bad))).toThrow(/canonical form/);
     }
+  });
+
+  it('reads the table, id and leaf date a canonical form names', () => {
+    expect(canonicalIdentity(canonicalRow('UserLogin', EXAMPLE_ROW))).toEqual({ table: 'UserLogin', id: '42', date: '2026-11-25T19:19:32.123456Z' });
+    const run = canonicalRow('AuditRetentionRun', { Id: '3', RunDate: '2027-01-01T00:00:05.000000Z', TableName: 'UserLogout', PartitionName: 'p', Cutoff: '2026-11-01T00:00:00.000000Z', RowCount: '2' });
+    expect(canonicalIdentity(run)).toEqual({ table: 'AuditRetentionRun', id: '3', date: '2027-01-01T00:00:05.000000Z' });
+    expect(() => canonicalIdentity(Buffer.from('["UserLogin",42]'))).toThrow(/columns/);
+    expect(() => canonicalIdentity(Buffer.from('{"a":1}'))).toThrow(/audit table/);
+    expect(() => canonicalIdentity(Buffer.from('["UserLogin",'))).toThrow(/not JSON/);
   });
 
   it('parses only exact leaf records', () => {

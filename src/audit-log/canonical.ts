@@ -161,6 +161,29 @@ export function parseCanonicalRow(bytes: Buffer): { table: AuditTableName; row: 
 }
 
 /**
+ * The table, id and leaf date a canonical form names, read with JSON.parse: the fast path of the
+ * verifier, which has already checked the bytes against the sealed row hash and needs only to know
+ * the row is the leaf's (parseCanonicalRow is the strict, slower reading). Throws if the shape is wrong.
+ */
+export function canonicalIdentity(bytes: Buffer): { table: AuditTableName; id: string; date: string } {
+  let values: unknown;
+  try {
+    values = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new Error('canonical form: not JSON');
+  }
+  if (!Array.isArray(values) || !isAuditTable(values[0])) throw new Error('canonical form: does not start with an audit table name');
+  const table = values[0];
+  const columns = AUDIT_COLUMNS[table];
+  if (values.length !== columns.length + 1) throw new Error(`canonical form: ${table} has ${columns.length} columns, got ${values.length - 1}`);
+  const dateIndex = columns.findIndex((c) => c.name === LEAF_DATE_COLUMN[table]) + 1;
+  const id = values[1] as unknown;
+  const date = values[dateIndex] as unknown;
+  if (typeof id !== 'string' || typeof date !== 'string') throw new Error('canonical form: the id or date is not text');
+  return { table, id, date };
+}
+
+/**
  * A flat JSON array of scalars, scanned by hand so that integers keep their decimal text (JSON.parse
  * would round a bigint past 2^53). Strings are decoded by JSON.parse one at a time; anything else
  * (nesting, spaces) is refused, since canonical forms have neither.

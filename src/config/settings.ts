@@ -164,6 +164,20 @@ type Env = Record<string, string | undefined>;
 
 const UNIT_MS: Record<IntervalUnit, number> = { s: 1000, n: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/**
+ * An interval written `unit/value` (`d/30`, `s/1`; units s, n for minutes, h, d; value 1 to 1000000)
+ * in milliseconds, or null when it is not one. Shared by the settings and the command-line tools, so
+ * `--retention d/30` means what `AuditRetention=d/30` means.
+ */
+export function parseUnitSlashValue(value: string): number | null {
+  const match = /^([a-z])\s*\/\s*(\d+)$/i.exec(value.trim());
+  if (!match) return null;
+  const unit = match[1].toLowerCase();
+  const amount = Number(match[2]);
+  if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) return null;
+  return UNIT_MS[unit as IntervalUnit] * amount;
+}
+
 class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
@@ -216,13 +230,12 @@ class Reader {
     const value = this.raw(name);
     const match = value === undefined ? null : /^([a-z])\s*\/\s*(\d+)$/i.exec(value);
     if (!match) return this.interval(name, `${name}Value`, fallbackUnit, fallbackValue);
-    const unit = match[1].toLowerCase();
-    const amount = Number(match[2]);
-    if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) {
+    const ms = parseUnitSlashValue(value!);
+    if (ms === null) {
       this.problems.push(`${name}: expected unit/value with a unit of s, n, h, d and a value from 1 to 1000000, got "${value}"`);
       return UNIT_MS[fallbackUnit] * fallbackValue;
     }
-    return UNIT_MS[unit as IntervalUnit] * amount;
+    return ms;
   }
 
   /**
