@@ -151,6 +151,16 @@ describe('npm run audit:verify against a log served over HTTP', () => {
     expect(result.out.at(-1)).toBe(`FAILED: leaf 3 (UserLogin ${leaf.rowId}): not the leaf checkpoint 4 signed at that index (leaf changed, or leaves reordered)`);
   });
 
+  it("names the service's stored tree when its proofs disagree with the signed leaves", async () => {
+    // The leaves and checkpoints are intact; a stored perfect subtree (what proofs are built from) is not.
+    log.stored.set('2/0', log.stored.get('2/1')!);
+    const result = await verify(log, '--verifier-key', log.verifierKey);
+    expect(result.code).toBe(1);
+    expect(result.out.at(-1)).toBe(
+      "FAILED: checkpoint 12: the service's consistency proof from checkpoint 7 does not verify, though the leaves do (its stored tree nodes were changed)",
+    );
+  });
+
   it('names a checkpoint whose root was replaced, or whose signature fails', async () => {
     const original = { ...log.checkpoints[2] };
     log.checkpoints[2].rootHash = log.checkpoints[3].rootHash;

@@ -91,6 +91,9 @@ export async function verifyAuditLog(options: VerifyOptions, report: (line: stri
   let lastVerified: { treeSize: number; edge: Buffer[]; root: Buffer } = { treeSize: 0, edge: [], root: EMPTY_ROOT };
   let checkpointsVerified = 0;
   let previousSize = -1;
+  let previousCheckpoint: OpenedCheckpoint | null = null;
+  let firstLeaf: CheckedLeaf | null = null;
+  let lastLeaf: CheckedLeaf | null = null;
   const checkpoints = checkpointStream(client, treeSize);
   let next = await checkpoints.next();
 
@@ -108,6 +111,7 @@ export async function verifyAuditLog(options: VerifyOptions, report: (line: stri
       }
       const opened = openCheckpoint(served, trustedKey);
       if (!range.root().equals(opened.rootHash)) await pinpoint(client, lastVerified, opened, report);
+      if (opened.treeSize < treeSize) previousCheckpoint = opened;
       checkpointsVerified += 1;
       previousSize = served.treeSize;
       lastVerified = { treeSize: range.size, edge: [...range.edge], root: range.root() };
@@ -133,14 +137,18 @@ export async function verifyAuditLog(options: VerifyOptions, report: (line: stri
         removedPerRun.set(run.id, (removedPerRun.get(run.id) ?? 0) + 1);
       }
       range.append(leaf.leafHash);
+      firstLeaf ??= leaf;
+      lastLeaf = leaf;
       await verifyCheckpointsAt(range.size);
     }
   }
   if (previousSize !== treeSize) throw new VerificationFailure(`checkpoint ${treeSize}: the latest checkpoint is missing from the list of checkpoints`);
   if (!range.root().equals(latest.rootHash)) throw new VerificationFailure(`checkpoint ${treeSize}: the latest checkpoint differs from the one listed at its size`);
 
-  // 5. The service's own consistency proofs, from each saved note and from the previous checkpoint to the latest.
-  for (const saved of known) await checkConsistency(client, saved.treeSize, saved.rootHash, latest);
+  // 5. The proofs the service gives others must agree with the leaves just checked: consistency from
+  // each saved note and from the previous checkpoint to the latest, inclusion of the first and last leaf.
+  for (const saved of [...known, previousCheckpoint]) if (saved) await checkConsistency(client, saved.treeSize, saved.rootHash, latest);
+  for (const leaf of new Map([firstLeaf, lastLeaf].filter((l) => l !== null).map((l) => [l.index, l])).values()) await checkInclusion(client, leaf, latest);
   for (const [id, count] of removedPerRun) {
     const run = runs.find((r) => r.id === id)!;
     report(`retention run ${id} (${run.tableName}, cutoff ${run.cutoff}, sealed at leaf ${run.leafIndex}): ${count} leaves removed by retention`);
@@ -200,11 +208,24 @@ function compareKnown(saved: OpenedCheckpoint[], size: number, root: Buffer, fil
   }
 }
 
+/** Called once the leaves matched every signed root: a failing proof here means the service's stored tree nodes were changed. */
 async function checkConsistency(client: AuditClient, first: number, firstRoot: Buffer, latest: OpenedCheckpoint): Promise<void> {
   if (first === 0 || first === latest.treeSize) return;
   const proof = (await client.consistency(first, latest.treeSize)).map(b64);
   if (!verifyConsistency(first, latest.treeSize, firstRoot, latest.rootHash, proof)) {
-    throw new VerificationFailure(`checkpoint ${latest.treeSize}: the service's consistency proof from checkpoint ${first} does not verify (history rewritten)`);
+    throw new VerificationFailure(
+      `checkpoint ${latest.treeSize}: the service's consistency proof from checkpoint ${first} does not verify, though the leaves do (its stored tree nodes were changed)`,
+    );
+  }
+}
+
+async function checkInclusion(client: AuditClient, leaf: CheckedLeaf, latest: OpenedCheckpoint): Promise<void> {
+  const proof = await client.proof(leaf.table, leaf.rowId, latest.treeSize);
+  const ok = proof !== null && proof.leafIndex === leaf.index && verifyInclusion(leaf.index, latest.treeSize, leaf.leafHash, proof.auditPath.map(b64), latest.rootHash);
+  if (!ok) {
+    throw new VerificationFailure(
+      `${nameLeaf(leaf.index, leaf.table, leaf.rowId)}: the service's inclusion proof in checkpoint ${latest.treeSize} does not verify, though the leaves do (its stored tree nodes were changed)`,
+    );
   }
 }
 
