@@ -1,12 +1,33 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
 import { addPeriods, AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
+import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
-import { signInAdministrator } from './helpers/users';
+import { insertUser, signInAdministrator } from './helpers/users';
 
 const DAY = 86_400_000;
 const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
+
+const ROOT = join(__dirname, '..');
+
+/** `npm run audit:verify` as a user runs it: a child process over HTTP only (it builds dist/ first). */
+function verify(args: string[]): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('npm', ['run', '--silent', 'audit:verify', '--', ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout }));
+  });
+}
 
 async function sealedAll(t: TestApp): Promise<void> {
   await eventually(async () => {
@@ -28,6 +49,7 @@ describe('retention without deletes: audit trails partitioned by month, every dr
   let t: TestApp;
   let maintenance: PartitionMaintenance;
   let token: string;
+  let verifierArgs: string[];
   const start = Date.UTC(2026, 10, 25, 12, 0, 0);
   const dated = new Map<string, Date>([
     ['planted-3y', new Date(start - 3 * 365 * DAY)],
@@ -43,7 +65,12 @@ describe('retention without deletes: audit trails partitioned by month, every dr
     t.clock.set(start);
     maintenance = t.app.get(PartitionMaintenance);
     await maintenance.applyRetention();
-    ({ token } = await signInAdministrator(t));
+    let admin;
+    ({ token, browser: admin } = await signInAdministrator(t));
+    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [35] });
+    const apiKey = (await createKey(t, admin, auditor.id)).apiKey as string;
+    const verifierKey = (await admin.get('/api/Audit/PublicKey')).json.verifierKey as string;
+    verifierArgs = ['--url', t.url, '--api-key', apiKey, '--verifier-key', verifierKey];
   }, 120_000);
   afterAll(async () => {
     await t?.close();
@@ -125,4 +152,26 @@ describe('retention without deletes: audit trails partitioned by month, every dr
     expect(proof.status).toBe(200);
     expect(((await proof.json()) as { canonical: unknown }).canonical).toBeNull();
   });
+
+  it('verifies with npm run audit:verify, counting the dropped rows as removed by retention, and still names a row deleted any other way', async () => {
+    await sealedAll(t);
+    const good = await verify([...verifierArgs, '--retention', 'd/365']);
+    expect(good.code).toBe(0);
+    expect(good.stdout.trim().split('\n').at(-1)).toMatch(/^verified \d+ leaves, \d+ checkpoints, 2 removed by retention$/);
+
+    // A row removed behind retention's back (the superuser, triggers off): tampering, named.
+    const client = await t.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SET LOCAL session_replication_role = replica');
+      await client.query(`DELETE FROM "UserLogin" WHERE "Id" = $1`, [ids.get('planted-2m')]);
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    const bad = await verify(verifierArgs);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout).toContain(`UserLogin`);
+    expect(bad.stdout).toContain(ids.get('planted-2m')!);
+  }, 300_000);
 });
