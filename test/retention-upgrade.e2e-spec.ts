@@ -1,16 +1,18 @@
 import { DataSource } from 'typeorm';
+import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { dataSourceOptions } from '../src/database/data-source';
 import { MIGRATIONS } from '../src/database/migrations';
 import { PARTITIONED_TABLES } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
+import { eventually } from './helpers/eventually';
 
 const DAY = 86_400_000;
 /** The migrations of the version before partitioning: the conversion migrations start at 1766100000000. */
 const BEFORE = MIGRATIONS.filter((m) => Number(/(\d{13})$/.exec(m.name)![1]) < 1766100000000);
 
 /** The tables this install holds, with the rows planted before the upgrade. */
-const PLANTED = PARTITIONED_TABLES.filter((t) => ['CaptureQueueHealth', 'ModelInvokeWarning'].includes(t.table));
+const PLANTED = PARTITIONED_TABLES.filter((t) => ['CaptureQueueHealth', 'ModelInvokeWarning', 'UserLogin', 'UserLogout'].includes(t.table));
 
 const INSERTS: Record<string, string> = {
   CaptureQueueHealth: `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "CreatedDate") SELECT 1, i, 0, $1::timestamptz - i * interval '1 hour' FROM generate_series(1, $2) i`,
@@ -81,7 +83,7 @@ describe('upgrading an existing install to partitioned tables (contract 16)', ()
           ? `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount") VALUES (2, 0, 0) RETURNING "Id", tableoid::regclass::text AS where`
           : table.table === 'ModelInvokeWarning'
             ? `INSERT INTO "ModelInvokeWarning" ("Message") VALUES ('new') RETURNING "Id", tableoid::regclass::text AS where`
-            : `INSERT INTO "${table.table}" ("CreatedUser", "CreatedDate") VALUES ('new', now() + interval '70 days') RETURNING "Id", tableoid::regclass::text AS where`,
+            : `INSERT INTO "${table.table}" ("CreatedUser", "CreatedDate") VALUES ('new', now() + interval '40 days') RETURNING "Id", tableoid::regclass::text AS where`,
       );
       expect(Number(row.Id)).toBe(was.maxId + 1);
       expect(row.where).not.toMatch(/_default/);
@@ -96,4 +98,21 @@ describe('upgrading an existing install to partitioned tables (contract 16)', ()
     expect(Number(old)).toBeGreaterThan(400);
     expect(Number(fresh)).toBe(1);
   });
+
+  it('keeps the audit log going: the old rows and the new ones sealed once each, updates still refused on the old partition', async () => {
+    await eventually(async () => {
+      await t.app.get(AuditSealer).sealPending();
+      const [{ waiting }] = await db.query<{ waiting: string }>(`SELECT count(*) AS waiting FROM "AuditPending"`);
+      return Number(waiting) === 0;
+    }, 120_000);
+    for (const table of ['UserLogin', 'UserLogout']) {
+      const [{ rows, leaves }] = await db.query<{ rows: string; leaves: string }>(
+        `SELECT (SELECT count(*) FROM "${table}") AS rows, (SELECT count(*) FROM "AuditLeaf" WHERE "TableName" = $1) AS leaves`,
+        [table],
+      );
+      expect(leaves).toBe(rows);
+      await expect(db.query(`UPDATE "${table}_legacy" SET "CreatedUser" = 'x'`)).rejects.toThrow(/append-only/);
+      await expect(db.query(`TRUNCATE "${table}_legacy"`)).rejects.toThrow(/append-only/);
+    }
+  }, 180_000);
 });
