@@ -1,3 +1,4 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
 import { addPeriods, partitionName, periodStart, TELEMETRY_TABLES } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
@@ -51,6 +52,9 @@ describe('retention without deletes: telemetry partitioned by day (contract 16)'
   });
 
   it('has every telemetry table partitioned, with DEFAULT and the day partitions through two days ahead', async () => {
+    // The daily job is a named cron job (docs/decisions/0014), next due within a day.
+    const job = t.app.get(SchedulerRegistry).getCronJob('partition-retention');
+    expect(job.nextDate().toJSDate().getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);
     await maintenance.ensurePartitions();
     for (const table of TELEMETRY_TABLES) {
       const [{ kind }] = await t.db.query<{ kind: string }>(`SELECT relkind AS kind FROM pg_class WHERE oid = $1::regclass`, [`"${table.table}"`]);
