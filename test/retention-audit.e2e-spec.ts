@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
-import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { AUDIT_SEAL_JOB } from '../src/audit-log/audit-seal.scheduler';
+import { AuditRetentionRunWriter } from '../src/retention/audit-retention-run.writer';
+import { AuditRetentionRecorder, PartitionMaintenance } from '../src/retention/partition-maintenance.service';
 import { addPeriods, AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
@@ -174,4 +177,26 @@ describe('retention without deletes: audit trails partitioned by month, every dr
     expect(bad.stdout).toContain(`UserLogin`);
     expect(bad.stdout).toContain(ids.get('planted-2m')!);
   }, 300_000);
+
+  it('keeps a partition while its AuditRetentionRun is not sealed, and drops it once it is (the run written once)', async () => {
+    // The sealer stopped: nothing becomes a leaf until this test seals by hand.
+    t.app.get(SchedulerRegistry).deleteInterval(AUDIT_SEAL_JOB);
+    (t.app.get(AuditRetentionRecorder) as AuditRetentionRunWriter).sealWaitMs = 1_500;
+    const twoYears = new Date(start - 2 * 365 * DAY);
+    const partition = partitionName(LOGIN, periodStart('month', twoYears));
+    await t.db.query(`INSERT INTO "UserLogin" ("CreatedUser", "CreatedDate") VALUES ('planted-2y', $1)`, [twoYears]);
+
+    const held = await maintenance.applyRetention();
+    expect(held.created).toContain(partition);
+    expect(held.dropped).toEqual([]);
+    expect((await whereIs(t)).get('planted-2y')).toBe(partition);
+    const [run] = await t.db.query<{ Id: string }>(`SELECT "Id" FROM "AuditRetentionRun" WHERE "PartitionName" = $1`, [partition]);
+    expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'AuditRetentionRun' AND "RowId" = $1`, [run.Id])).toHaveLength(0);
+
+    await sealedAll(t);
+    const dropped = await maintenance.applyRetention();
+    expect(dropped.dropped).toEqual([partition]);
+    expect((await whereIs(t)).has('planted-2y')).toBe(false);
+    expect(await t.db.query(`SELECT "Id" FROM "AuditRetentionRun" WHERE "PartitionName" = $1`, [partition])).toEqual([{ Id: run.Id }]);
+  }, 120_000);
 });

@@ -21,6 +21,9 @@ const SEAL_POLL_MS = 200;
  */
 @Injectable()
 export class AuditRetentionRunWriter extends AuditRetentionRecorder {
+  /** How long a drop waits for its seal (a test shortens it to see a drop held back). */
+  sealWaitMs = SEAL_WAIT_MS;
+
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
     private readonly clock: Clock,
@@ -42,11 +45,11 @@ export class AuditRetentionRunWriter extends AuditRetentionRecorder {
         )) as { id: string }[]
       )[0].id;
     // Real time: the sealer runs on its own interval, whatever the test clock says.
-    const deadline = Date.now() + SEAL_WAIT_MS;
+    const deadline = Date.now() + this.sealWaitMs;
     for (;;) {
       const [sealed] = await this.dataSource.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'AuditRetentionRun' AND "RowId" = $1`, [id]);
       if (sealed) return;
-      if (Date.now() > deadline) throw new Error(`AuditRetentionRun ${id} (${entry.partitionName}) was not sealed within ${SEAL_WAIT_MS / 1000} s; the partition stays until the next run`);
+      if (Date.now() > deadline) throw new Error(`AuditRetentionRun ${id} (${entry.partitionName}) was not sealed within ${this.sealWaitMs / 1000} s; the partition stays until the next run`);
       await new Promise((resolve) => setTimeout(resolve, SEAL_POLL_MS));
     }
   }
