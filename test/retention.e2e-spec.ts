@@ -137,4 +137,15 @@ describe('retention without deletes: telemetry partitioned by day (contract 16)'
     const again = await maintenance.applyRetention();
     expect(again).toMatchObject({ ran: true, created: [], dropped: [], moved: {} });
   });
+
+  it('puts back a DEFAULT partition found missing, so a stray date is stored again', async () => {
+    await t.db.query(`ALTER TABLE "RedisSentinelEvent" DETACH PARTITION "RedisSentinelEvent_default"`);
+    await t.db.query(`DROP TABLE "RedisSentinelEvent_default"`);
+    await expect(t.db.query(`INSERT INTO "RedisSentinelEvent" ("EventName", "CreatedDate") VALUES ('stray', '2001-01-01')`)).rejects.toThrow(/no partition/);
+    const report = await maintenance.ensurePartitions();
+    expect(report.created).toContain('RedisSentinelEvent_default');
+    await t.db.query(`INSERT INTO "RedisSentinelEvent" ("EventName", "CreatedDate") VALUES ('stray', '2001-01-01')`);
+    const [{ where }] = await t.db.query<{ where: string }>(`SELECT tableoid::regclass::text AS where FROM "RedisSentinelEvent" WHERE "EventName" = 'stray'`);
+    expect(where.replace(/"/g, '')).toBe('RedisSentinelEvent_default');
+  });
 });

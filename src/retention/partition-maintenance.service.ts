@@ -113,7 +113,11 @@ export class PartitionMaintenance {
     // Rows dated where no partition was: into partitions of their periods, so retention removes them with their period.
     // (One EXISTS probe when DEFAULT is empty, as it nearly always is.)
     const defaultPartition = partitions.find((p) => p.isDefault);
-    if (defaultPartition && (await session.defaultHasRows(table))) {
+    if (!defaultPartition) {
+      // Without DEFAULT a row dated outside every partition would be refused: never left so.
+      await session.create(table, 'default');
+      report.created.push(`${table.table}_default`);
+    } else if (await session.defaultHasRows(table)) {
       const { created, rows } = await session.moveDefaultRows(table, (dates) => partitionsFor(table, dates, partitions));
       report.moved[table.table] = rows;
       report.created.push(...created.map((p) => p.name));

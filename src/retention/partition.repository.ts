@@ -73,8 +73,8 @@ export class PartitionSession {
     return defaultHasRows(this.sql, table);
   }
 
-  /** Creates one period partition (ATTACH: inserts and reads go on meanwhile). */
-  async create(table: PartitionedTable, partition: PlannedPartition): Promise<void> {
+  /** Creates one period partition, or DEFAULT (ATTACH: inserts and reads go on meanwhile). */
+  async create(table: PartitionedTable, partition: PlannedPartition | 'default'): Promise<void> {
     await this.shortTransaction(() => createPartition(this.sql, table, partition));
   }
 
