@@ -11,7 +11,7 @@ import {
   partitionName,
   timestampLiteral,
 } from './partition-plan';
-import { createPartition, isPartitioned, Sql } from './partition-sql';
+import { createPartition, isPartitioned, Sql, statementTriggersFor } from './partition-sql';
 
 /**
  * Converts one plain table into a table partitioned by RANGE (CreatedDate) WITHOUT copying a row
@@ -25,7 +25,7 @@ import { createPartition, isPartitioned, Sql } from './partition-sql';
  *     inserts through), so that ATTACH trusts it and does not scan again under its own lock.
  * Then one short transaction, the old table locked:
  *  3. the old table renamed `<table>_legacy`, its indexes renamed, its identity, old primary key and
- *     row triggers dropped, the new index made its primary key;
+ *     triggers dropped, the new index made its primary key;
  *  4. the partitioned parent created LIKE it (same columns in the same order, same defaults), owning
  *     the identity so Ids continue above the old ones, primary key (Id, CreatedDate), the old table's
  *     indexes and triggers re-created on it from their own definitions;
@@ -97,7 +97,10 @@ export async function convertToPartitioned(
     await sql(`ALTER TABLE ${ident(legacy)} ALTER COLUMN "Id" DROP IDENTITY IF EXISTS`);
     if (primary) await sql(`ALTER TABLE ${ident(legacy)} DROP CONSTRAINT ${ident(`${legacy}_${indexes.indexOf(primary) + 1}`)}`);
     await sql(`ALTER TABLE ${ident(legacy)} ADD CONSTRAINT ${ident(`${legacy}_pkey`)} PRIMARY KEY USING INDEX ${ident(`${legacy}_${indexes.findIndex((i) => i.name === idIndex) + 1}`)}`);
-    for (const trigger of triggers.filter((t) => t.row)) await sql(`DROP TRIGGER ${ident(trigger.name)} ON ${ident(legacy)}`);
+    // Every trigger moves to the parent (row triggers are cloned back to each partition, the append-only
+    // TRUNCATE refusal is copied back by createPartition's rule); left on the old table, a statement
+    // trigger with transition tables (a rollup's) would fire a second time for it.
+    for (const trigger of triggers) await sql(`DROP TRIGGER ${ident(trigger.name)} ON ${ident(legacy)}`);
 
     // 4. The partitioned parent, under the table's name.
     await sql(`CREATE TABLE ${ident(name)} (LIKE ${ident(legacy)} INCLUDING DEFAULTS INCLUDING STORAGE INCLUDING COMPRESSION) PARTITION BY RANGE (${key})`);
@@ -114,6 +117,7 @@ export async function convertToPartitioned(
       from = current;
     } else {
       await sql(`ALTER TABLE ${ident(name)} ATTACH PARTITION ${ident(legacy)} FOR VALUES FROM (MINVALUE) TO (${timestampLiteral(bound)})`);
+      for (const trigger of await statementTriggersFor(sql, name, legacy)) await sql(trigger);
     }
 
     // 6. DEFAULT, and every period from there to two ahead of now.

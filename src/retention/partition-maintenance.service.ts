@@ -138,7 +138,7 @@ export class PartitionMaintenance {
           rowCount: await session.count(partition.name),
         });
       }
-      await session.detachAndDrop(table, partition.name);
+      await session.detachAndDrop(table, partition);
       report.dropped.push(partition.name);
     }
   }

@@ -48,18 +48,26 @@ export async function isPartitioned(sql: Sql, table: string): Promise<boolean> {
   return rows.length > 0 && rows[0].partitioned === true;
 }
 
+/** The function of the append-only refusal (contract 15, migration TamperEvidentAudit). */
+export const APPEND_ONLY_FUNCTION = 'AuditAppendOnly';
+
 /**
- * The statement-level triggers of `table` (the append-only TRUNCATE refusal) as CREATE TRIGGER text
- * for another table: PostgreSQL clones row triggers to every partition but not statement triggers, so
- * a TRUNCATE aimed at one partition would otherwise pass. Each partition gets its own copy.
+ * The append-only TRUNCATE refusal of `table` (a statement-level trigger) as CREATE TRIGGER text for
+ * another table: PostgreSQL clones row triggers to every partition but not statement triggers, so a
+ * TRUNCATE aimed at one partition would otherwise pass. Each partition gets its own copy. Other
+ * statement triggers stay on the parent only: they fire for statements on the parent (the rollup's of
+ * decision 0021, with transition tables that see every partition's rows), and a copy on a partition
+ * would count its rows a second time or empty a whole rollup for one partition.
  */
 export async function statementTriggersFor(sql: Sql, table: string, target: string): Promise<string[]> {
   const rows = (await sql(
     `SELECT pg_get_triggerdef(t.oid) AS def, format(' ON %I.%I ', n.nspname, c.relname) AS "on"
        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_proc f ON f.oid = t.tgfoid
       WHERE n.nspname = current_schema() AND c.relname = $1 AND NOT t.tgisinternal AND (t.tgtype & 1) = 0
+        AND f.proname = $2 AND t.tgnewtable IS NULL AND t.tgoldtable IS NULL
       ORDER BY t.tgname`,
-    [table],
+    [table, APPEND_ONLY_FUNCTION],
   )) as { def: string; on: string }[];
   return rows.map((r) => {
     const at = r.def.indexOf(r.on);
@@ -106,4 +114,17 @@ export async function columnsOf(sql: Sql, table: string): Promise<string[]> {
     [table],
   )) as { name: string }[];
   return rows.map((r) => r.name);
+}
+
+/**
+ * Recomputes the per-minute rollup of `table` over [from, to) where it has one (decision 0021: the
+ * function `<table>Minute_Recompute(low, high)` beside it), after rows were moved or dropped without
+ * its triggers seeing them as such: a drop fires no DELETE trigger, and a move re-inserts rows the
+ * rollup already counted. `from` null (the legacy partition's MINVALUE) starts at 1970.
+ */
+export async function recomputeRollup(sql: Sql, table: string, from: Date | null, to: Date): Promise<void> {
+  const fn = `${table}Minute_Recompute`;
+  const [{ exists }] = await sql(`SELECT to_regprocedure($1) IS NOT NULL AS exists`, [`"${fn}"(timestamptz, timestamptz)`]);
+  if (!exists) return;
+  await sql(`SELECT ${ident(fn)}($1, $2)`, [from ?? new Date(0), to]);
 }

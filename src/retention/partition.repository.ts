@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, QueryRunner } from 'typeorm';
 import { withoutDeadlines } from '../database/deadlines';
 import { defaultPartitionName, ExistingPartition, ident, PARTITION_KEY, PartitionedTable, PlannedPartition, periodStart } from './partition-plan';
-import { columnsOf, createPartition, defaultHasRows, listPartitions, Sql } from './partition-sql';
+import { columnsOf, createPartition, defaultHasRows, listPartitions, recomputeRollup, Sql } from './partition-sql';
 
 /** Key of the advisory lock that lets one node at a time change partitions. */
 const PARTITION_LOCK_KEY = 7_206_310_452;
@@ -121,6 +121,8 @@ export class PartitionSession {
       )) as { rows: string }[];
       for (const partition of created) await this.sql(`ALTER TABLE ${ident(partition.name)} ENABLE TRIGGER USER`);
       await this.sql(`DROP TABLE ${ident(moving)}`);
+      // The parent's statement trigger counted the moved rows into a rollup a second time: their periods again from the rows.
+      for (const partition of created) await recomputeRollup(this.sql, table.table, partition.from, partition.to);
       return { created, rows: Number(rows) };
     });
   }
@@ -131,10 +133,12 @@ export class PartitionSession {
    * refuses DETACH … CONCURRENTLY on a table that has a DEFAULT partition, and DEFAULT is what keeps
    * a row dated outside every partition from being refused; lock_timeout and retries stand in for it.
    */
-  async detachAndDrop(table: PartitionedTable, partition: string): Promise<void> {
+  async detachAndDrop(table: PartitionedTable, partition: ExistingPartition): Promise<void> {
     await this.shortTransaction(async () => {
-      await this.sql(`ALTER TABLE ${ident(table.table)} DETACH PARTITION ${ident(partition)}`);
-      await this.sql(`DROP TABLE ${ident(partition)}`);
+      await this.sql(`ALTER TABLE ${ident(table.table)} DETACH PARTITION ${ident(partition.name)}`);
+      await this.sql(`DROP TABLE ${ident(partition.name)}`);
+      // A drop fires no DELETE trigger: a rollup of the table forgets the period with it.
+      await recomputeRollup(this.sql, table.table, partition.from, partition.to!);
     });
   }
 
