@@ -231,10 +231,26 @@ describe('Redis Sentinel without passwords, one Sentinel or several in the URL (
     const heard: string[] = [];
     other.subscribe('tm-test-sentinel-probe', (message) => heard.push(`other: ${message}`));
     t.app.get(Bus).subscribe('tm-test-sentinel-probe', (message) => heard.push(`node: ${message}`));
-    await eventually(async () => {
-      await t.app.get(Bus).publish('tm-test-sentinel-probe', 'from the node');
-      await other.publish('tm-test-sentinel-probe', 'from the other');
-      return heard.includes('other: from the node') && heard.includes('node: from the other');
-    }, 15_000, 200);
+    const hearEachOther = async (round: string) => {
+      await eventually(
+        async () => {
+          await t.app.get(Bus).publish('tm-test-sentinel-probe', `${round} from the node`);
+          await other.publish('tm-test-sentinel-probe', `${round} from the other`);
+          return heard.includes(`other: ${round} from the node`) && heard.includes(`node: ${round} from the other`);
+        },
+        15_000,
+        200,
+      );
+    };
+    await hearEachOther('before');
+
+    // A failover that leaves the old master running (as a partition would): it becomes a replica,
+    // and the nodes' connections must move to the new master rather than stay on it.
+    const [oldPort, newPort] = cluster.redisPorts;
+    expect(cluster.command(cluster.sentinelPorts[1], 'sentinel', 'failover', cluster.masterName)).toBe('OK');
+    await eventually(() => cluster.masterAddress() === `127.0.0.1:${newPort}`, 30_000);
+    const busClients = (port: number) => cluster.command(port, 'client', 'list').split('\n').filter((line) => /name=tm-(publisher|subscriber) /.test(line)).length;
+    await eventually(() => busClients(newPort) === 4 && busClients(oldPort) === 0, 30_000, 200);
+    await hearEachOther('after');
   });
 });

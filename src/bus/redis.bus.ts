@@ -98,6 +98,14 @@ export function failFastRedis(connectionString: string, connectionName: string, 
   return client;
 }
 
+/** True when the connection's socket goes to `host:port` (IPv6 in brackets, IPv4-mapped read as IPv4). */
+export function connectedTo(client: Redis, address: string): boolean {
+  const socket = client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  if (!socket?.remoteAddress || !socket.remotePort) return false;
+  const host = socket.remoteAddress.replace(/^::ffff:(?=\d+\.)/, '');
+  return `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort}` === address;
+}
+
 export interface RedisBusOptions {
   /** Prefix of every channel name (RedisChannelPrefix): deployments sharing one Redis stay apart. */
   channelPrefix?: string;
@@ -181,7 +189,7 @@ export class RedisBus extends Bus {
       this.sentinelWatch = new SentinelWatch(parsed, {
         commandTimeoutMs: this.commandTimeoutMs,
         onEvent: (event) => this.events.emit('connection', event),
-        onSwitch: () => this.followSwitch(),
+        onSwitch: (newMaster) => this.followSwitch(newMaster),
       });
       this.sentinelWatch.start();
     }
@@ -237,14 +245,15 @@ export class RedisBus extends Bus {
   }
 
   /**
-   * The Sentinels named a new master: both connections ask them again now. Those that lost the old
-   * master are already doing so; this moves those still connected to it (alive but demoted, as after
-   * a partition), which would otherwise publish where nobody listens any more.
+   * The Sentinels named a new master (`host:port`): a connection still open to another Redis asks
+   * them again now. Those that lost the old master are already doing so; this moves those still
+   * connected to it (alive but demoted, as after a partition), which would otherwise publish where
+   * nobody listens any more. One already on the new master is left alone.
    */
-  private followSwitch(): void {
+  private followSwitch(newMaster: string): void {
     if (this.closed) return;
     for (const client of [this.publisher, this.subscriber]) {
-      if (client.status === 'ready') client.disconnect(true);
+      if (client.status === 'ready' && !connectedTo(client, newMaster)) client.disconnect(true);
     }
   }
 

@@ -12,8 +12,8 @@ export interface SentinelWatchOptions {
   commandTimeoutMs: number;
   /** A Sentinel event (or a change of the watched Sentinel), for RedisSentinelEvent. */
   onEvent: (event: BusConnectionEvent) => void;
-  /** The master was switched: the owner reconnects its clients, which ask the Sentinels again. */
-  onSwitch: () => void;
+  /** The master was switched to `host:port`: the owner reconnects its clients that are elsewhere. */
+  onSwitch: (newMaster: string) => void;
   /** The same event text within this window is recorded once. */
   repeatWindowMs?: number;
 }
@@ -144,9 +144,13 @@ export class SentinelWatch {
     if (!this.recent.first(`${channel} ${message}`, Date.now())) return;
     if (channel === '+switch-master') {
       const switched = switchedMaster(message);
-      this.logger.warn(`the Sentinels switched master ${this.target.masterName}${switched ? ` from ${switched.from} to ${switched.to}` : ''}`);
-      this.record(channel, endpoint, switched ? `${this.target.masterName} from ${switched.from} to ${switched.to}` : message);
-      this.options.onSwitch();
+      if (!switched) {
+        this.record(channel, endpoint, message);
+        return;
+      }
+      this.logger.warn(`the Sentinels switched master ${this.target.masterName} from ${switched.from} to ${switched.to}`);
+      this.record(channel, endpoint, `${this.target.masterName} from ${switched.from} to ${switched.to}`);
+      this.options.onSwitch(switched.to);
       return;
     }
     this.record(channel, endpoint, message);

@@ -21,6 +21,8 @@ export interface SentinelCluster {
   url: string;
   /** The address the Sentinels name as master now (`SENTINEL get-master-addr-by-name`), asked of any live one. */
   masterAddress(): string | null;
+  /** A redis-cli command to the Redis or Sentinel on `port` (with its password), its output. */
+  command(port: number, ...args: string[]): string;
   /** SIGKILL of the Redis on `port` or of the Sentinel on `port`. */
   kill(port: number): void;
   stop(): Promise<void>;
@@ -147,6 +149,9 @@ export async function startSentinelCluster(options: SentinelClusterOptions = {})
         }
       }
       return null;
+    },
+    command(port: number, ...args: string[]) {
+      return cli(port, sentinelPorts.includes(port) ? options.sentinelPassword : options.redisPassword, args);
     },
     kill(port: number) {
       children.get(port)?.kill('SIGKILL');
