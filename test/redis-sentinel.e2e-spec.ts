@@ -254,3 +254,45 @@ describe('Redis Sentinel without passwords, one Sentinel or several in the URL (
     await hearEachOther('after');
   });
 });
+
+describe('Redis Sentinel over TLS: sentinels:// (issue 24)', () => {
+  let cluster: SentinelCluster;
+  let db: TestDatabase;
+  let node: ServiceProcess | undefined;
+  const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-sentinel-tls-'));
+  beforeAll(async () => {
+    [cluster, db] = await Promise.all([startSentinelCluster({ tls: true, replicas: 0, sentinels: 1, redisPassword: 'tls-redis-password' }), createTestDatabase()]);
+  });
+  afterAll(async () => {
+    if (node && node.child.exitCode === null && node.child.signalCode === null) await node.stop();
+    await cluster?.stop();
+    await db?.drop();
+    rmSync(dataDirectory, { recursive: true, force: true });
+  });
+
+  it('reaches the Sentinel and the master it names over TLS only, and watches the Sentinel over TLS', async () => {
+    node = startServiceProcess({
+      ConnectionString: db.url,
+      RedisConnectionString: cluster.url,
+      RedisChannelPrefix: `${db.name}:`,
+      JwtKey: TEST_JWT_KEY,
+      ApiHmacKey: TEST_API_HMAC_KEY,
+      DataDirectory: dataDirectory,
+      Port: '0',
+      BindAddress: '127.0.0.1',
+      Instance: 'sentinel-tls',
+      // The operator's way to trust a private CA (README): the servers' self-signed certificate.
+      NODE_EXTRA_CA_CERTS: cluster.certificateFile!,
+    });
+    const [, url] = await node.waitFor(/listening on (\S+)/);
+    await eventually(async () => (await request(`${url.replace('localhost', '127.0.0.1')}/health/ready`)).status === 200, 30_000, 250);
+    // The servers listen on TLS ports only: both bus connections are TLS connections to the master.
+    const names = cluster.command(cluster.redisPorts[0], 'client', 'list');
+    expect(names).toMatch(/name=tm-publisher /);
+    expect(names).toMatch(/name=tm-subscriber /);
+    expect(await node.stop()).toBe(0);
+    const rows = await db.query<{ EventName: string; Endpoint: string }>(`SELECT "EventName", "Endpoint" FROM "RedisSentinelEvent" WHERE "Instance" = 'sentinel-tls'`);
+    expect(rows).toContainEqual({ EventName: 'watching', Endpoint: `127.0.0.1:${cluster.sentinelPorts[0]}` });
+    expect(node.stdout() + node.stderr()).not.toMatch(/unreachable|could not be watched|cannot be watched|Unhandled error/);
+  });
+});

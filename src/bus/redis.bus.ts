@@ -188,7 +188,7 @@ export class RedisBus extends Bus {
     if (parsed.kind === 'sentinel') {
       this.sentinelWatch = new SentinelWatch(parsed, {
         commandTimeoutMs: this.commandTimeoutMs,
-        onEvent: (event) => this.events.emit('connection', event),
+        onEvent: (event) => this.emitConnection(event),
         onSwitch: (newMaster) => this.followSwitch(newMaster),
       });
       this.sentinelWatch.start();
@@ -223,7 +223,7 @@ export class RedisBus extends Bus {
   private watch(client: Redis, role: string): void {
     const emit = (eventName: string, message: string | null, kind: BusConnectionEvent['kind'] = 'connection') => {
       const event: BusConnectionEvent = { kind, eventName, endpoint: this.endpoint, message, occurredDate: new Date() };
-      this.events.emit('connection', event);
+      this.emitConnection(event);
     };
     client.on('connect', () => emit('connect', role));
     client.on('ready', () => {
