@@ -2,8 +2,10 @@ import * as argon2 from 'argon2';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Bus } from '../src/bus/bus';
+import { Bus, BusConnectionEvent } from '../src/bus/bus';
 import { RedisBus } from '../src/bus/redis.bus';
+import { SentinelWatch } from '../src/bus/sentinel-watch';
+import { startTcpProxy } from './helpers/tcp-proxy';
 import { startTestApp, TEST_API_HMAC_KEY, TEST_JWT_KEY, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { eventually } from './helpers/eventually';
@@ -252,6 +254,40 @@ describe('Redis Sentinel without passwords, one Sentinel or several in the URL (
     const busClients = (port: number) => cluster.command(port, 'client', 'list').split('\n').filter((line) => /name=tm-(publisher|subscriber) /.test(line)).length;
     await eventually(() => busClients(newPort) === 4 && busClients(oldPort) === 0, 30_000, 200);
     await hearEachOther('after');
+  });
+
+  it('leaves a Sentinel that accepts but never answers for the next one, within the deadline', async () => {
+    const proxy = await startTcpProxy(cluster.sentinelPorts[0]);
+    proxy.blackhole();
+    const events: BusConnectionEvent[] = [];
+    const watch = new SentinelWatch(
+      {
+        kind: 'sentinel',
+        sentinels: [
+          { host: '127.0.0.1', port: proxy.port },
+          { host: '127.0.0.1', port: cluster.sentinelPorts[1] },
+        ],
+        masterName: cluster.masterName,
+        username: null,
+        password: null,
+        sentinelUsername: null,
+        sentinelPassword: null,
+        db: 0,
+        tls: false,
+      },
+      { commandTimeoutMs: 500, onEvent: (event) => events.push(event), onSwitch: () => undefined },
+    );
+    try {
+      watch.start();
+      await eventually(() => events.some((e) => e.eventName === 'watching'), 15_000);
+      expect(events.map((e) => [e.eventName, e.endpoint, e.message])).toEqual([
+        ['watch-lost', `127.0.0.1:${proxy.port}`, 'no answer within 500 ms'],
+        ['watching', `127.0.0.1:${cluster.sentinelPorts[1]}`, `subscribed to the events of master ${cluster.masterName}`],
+      ]);
+    } finally {
+      watch.close();
+      await proxy.close();
+    }
   });
 });
 

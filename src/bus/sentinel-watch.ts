@@ -38,6 +38,8 @@ export class SentinelWatch {
   private readonly recent: RecentEvents;
   private readonly sentinels: SentinelTarget['sentinels'];
   private client: Redis | null = null;
+  /** Why the watched Sentinel was left: its last error, a missed deadline, or its closing. */
+  private reason = 'connection closed';
   private index = 0;
   /** Sentinels that failed in a row: a whole round of them pauses the watch before the next round. */
   private failuresInRow = 0;
@@ -56,19 +58,16 @@ export class SentinelWatch {
     this.watch();
   }
 
-  /** The Sentinel watched now (`host:port`), or null between two. */
-  get watching(): string | null {
-    return this.client?.status === 'ready' ? formatAddress(this.sentinels[this.index]) : null;
-  }
-
   /** The heartbeat: a watched Sentinel that does not answer a PING in time is left for the next. */
   async ping(): Promise<void> {
     const client = this.client;
     if (!client || client.status !== 'ready' || this.closed) return;
     try {
       await withinDeadline(client.ping(), this.options.commandTimeoutMs, 'no answer to PING');
-    } catch {
-      if (client === this.client) client.disconnect();
+    } catch (error) {
+      if (client !== this.client) return;
+      this.reason = (error as Error).message;
+      client.disconnect();
     }
   }
 
@@ -83,7 +82,7 @@ export class SentinelWatch {
     if (this.closed) return;
     const address = this.sentinels[this.index];
     const endpoint = formatAddress(address);
-    let lastError = 'closed';
+    this.reason = 'connection closed';
     const client = new Redis({
       host: address.host,
       port: address.port,
@@ -100,9 +99,11 @@ export class SentinelWatch {
       connectTimeout: this.options.commandTimeoutMs,
     });
     this.client = client;
-    client.on('error', (error: Error) => (lastError = error.message));
+    client.on('error', (error: Error) => {
+      if (client === this.client) this.reason = error.message;
+    });
     client.on('message', (channel: string, message: string) => this.receive(endpoint, channel, message));
-    client.once('end', () => this.lost(client, endpoint, lastError));
+    client.once('end', () => this.lost(client, endpoint, this.reason));
     void withinDeadline(
       client.connect().then(() => client.subscribe(...SENTINEL_EVENT_CHANNELS)),
       this.options.commandTimeoutMs,
@@ -115,7 +116,8 @@ export class SentinelWatch {
         this.record('watching', endpoint, `subscribed to the events of master ${this.target.masterName}`);
       },
       (error: Error) => {
-        lastError = error.message;
+        if (client !== this.client) return;
+        this.reason = error.message;
         client.disconnect();
       },
     );
