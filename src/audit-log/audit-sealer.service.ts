@@ -43,7 +43,7 @@ export interface SealOutcome {
 }
 
 /**
- * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0018). One node at a
+ * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
  * batch: the oldest pending rows are read as text, hashed, appended as leaves from the next index,
  * the perfect subtrees they complete are kept, the checkpoint is signed and written, the consumed
