@@ -6,6 +6,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { AUDIT_TABLES, AuditRowText, AuditTableName, canonicalRow, isAuditTable, LEAF_DATE_COLUMN, leafRecord, sha256 } from './canonical';
 import { CompactRange, EMPTY_ROOT, leafHash } from './merkle';
+import { parseCheckpoint } from './note';
 import { AuditCheckpointRepository } from './audit-checkpoint.repository';
 import { AuditLeafRepository, NewLeaf } from './audit-leaf.repository';
 import { AuditPendingRepository } from './audit-pending.repository';
@@ -46,6 +47,7 @@ export class AuditSealer implements OnApplicationBootstrap {
   private readonly logger = new Logger('AuditLog');
   private running: Promise<SealOutcome[]> | null = null;
   private failing = false;
+  private warnedSigner = false;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -110,6 +112,7 @@ export class AuditSealer implements OnApplicationBootstrap {
       const latest = await this.checkpoints.latest(tx);
       const latestSize = latest?.treeSize ?? 0;
       if (latestSize !== size) throw new Error(`the audit log has ${size} leaves but its latest checkpoint ${latestSize}: refusing to seal`);
+      this.checkSigner(latest?.note ?? null);
       const range = new CompactRange(size, await this.tree.edge(size, tx));
       // Never sign on top of a stored tree that no longer gives the signed root.
       if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
@@ -172,6 +175,24 @@ export class AuditSealer implements OnApplicationBootstrap {
       }
     }
     return byKey;
+  }
+
+  /**
+   * Says once when the latest checkpoint was signed with another key than this node's: nodes with
+   * different AuditSigningKeys (each generated its own outside production) make the log fail
+   * verification, which would look like tampering. A deliberate key change says the same once.
+   */
+  private checkSigner(note: string | null): void {
+    if (note === null || this.warnedSigner) return;
+    try {
+      parseCheckpoint(note, this.signer.verifierKey);
+    } catch {
+      this.warnedSigner = true;
+      this.logger.warn(
+        'the latest audit checkpoint was not signed with this node\'s AuditSigningKey: every node must sign with the same key ' +
+          '(set AuditSigningKey on each), or the key was changed (verify older checkpoints with the old verifier key)',
+      );
+    }
   }
 
   /** Every checkpoint also goes to the log as one INFO line (its note JSON-escaped), so log shipping keeps a copy. */
