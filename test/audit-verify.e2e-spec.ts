@@ -3,10 +3,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { createApp } from '../src/bootstrap';
+import { resolveSecrets } from '../src/config/secrets';
+import { loadSettings } from '../src/config/settings';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
+import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 
 const ROOT = join(__dirname, '..');
@@ -236,4 +240,32 @@ describe('npm run audit:verify against the real service', () => {
     expect(rewritten.code).toBe(1);
     expect(rewritten.last).toMatch(new RegExp(`^FAILED: history rewritten: checkpoint ${size} saved in ${known} has root \\S+, today's log has \\S+ at that size$`));
   });
+});
+
+/** The embedded default (PGlite, no ConnectionString, a generated signing key), as a newcomer runs it. */
+describe('npm run audit:verify against the embedded default', () => {
+  it('verifies the sign-ins of a fresh install', async () => {
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-embedded-verify-'));
+    const app = await createApp(resolveSecrets(loadSettings({ DataDirectory: dataDirectory, LogLevel: 'error' })), { logger: ['error'] });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+      const { browser } = await signInAdministrator({ url });
+      for (let i = 0; i < 3; i++) await new Browser(url).post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: 'wrong' });
+      const me = (await browser.get('/api/Authentication/Session')).json as { userRegistryId: number };
+      const key = await browser.post(`/api/UserRegistry/${me.userRegistryId}/ApiKey`, { name: 'auditor' });
+      expect(key.status).toBe(201);
+      const verifierKey = (await browser.get('/api/Audit/PublicKey')).json.verifierKey as string;
+      const rows = (await browser.get('/api/UserLogin')).json.total as number;
+      await eventually(async () => (await browser.get('/api/Audit/Checkpoint')).json.treeSize >= rows, 60_000);
+      const size = (await browser.get('/api/Audit/Checkpoint')).json.treeSize as number;
+
+      const run = await runCommand(process.execPath, [VERIFIER, '--url', url, '--api-key', key.json.apiKey, '--verifier-key', verifierKey]);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(run.last).toMatch(new RegExp(`^verified ${size} leaves, \\d+ checkpoints, 0 removed by retention$`));
+    } finally {
+      await app.close();
+      rmSync(dataDirectory, { recursive: true, force: true });
+    }
+  }, 180_000);
 });
