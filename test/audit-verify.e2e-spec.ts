@@ -3,9 +3,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
+import { canonicalRow, leafRecord, sha256 } from '../src/audit-log/canonical';
+import { leafHash } from '../src/audit-log/merkle';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
@@ -145,6 +148,37 @@ describe('npm run audit:verify against the real service', () => {
       expect(run.last).toBe(`FAILED: leaf ${await leafOf('UserLogin', id)} (UserLogin ${id}): row changed (its canonical form no longer hashes to the sealed row hash)`);
     } finally {
       await asSuperuser([[`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]]]);
+    }
+    expect((await verify()).code).toBe(0);
+  });
+
+  it('names the leaves a row hides in when its leaf was rewritten to match it', async () => {
+    const [{ Id: id }] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogin" WHERE "CreatedUser" = 'carol'`);
+    const index = await leafOf('UserLogin', id);
+    const [leaf] = await t.db.query<{ RowHash: Buffer; LeafHash: Buffer; date: string }>(
+      `SELECT "RowHash", "LeafHash", to_char("RowCreatedDate" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS date FROM "AuditLeaf" WHERE "LeafIndex" = $1`,
+      [index],
+    );
+    // The attacker changes the row, then recomputes its row hash and leaf hash as the sealer would.
+    const row = (await t.app.get(AuditedRowsRepository).byIds('UserLogin', [id]))[0];
+    const forged = sha256(canonicalRow('UserLogin', { ...row, UserAgent: 'x' }));
+    await asSuperuser([
+      [`UPDATE "UserLogin" SET "UserAgent" = 'x' WHERE "Id" = $1`, [id]],
+      [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [forged, leafHash(leafRecord('UserLogin', id, leaf.date, forged)), index]],
+    ]);
+    try {
+      const run = await verify();
+      expect(run.code).toBe(1);
+      const match = /^FAILED: leaf (\d+) \(\w+ \d+\): (?:not the leaf checkpoint \d+ signed at that index|the first of leaves \d+ to (\d+), which checkpoint \d+ does not prove)/.exec(run.last);
+      expect(match).not.toBeNull();
+      // The leaf named first is carol's, or the first of a run of leaves that holds it.
+      expect(Number(match![1])).toBeLessThanOrEqual(index);
+      expect(Number(match![2] ?? match![1])).toBeGreaterThanOrEqual(index);
+    } finally {
+      await asSuperuser([
+        [`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]],
+        [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [leaf.RowHash, leaf.LeafHash, index]],
+      ]);
     }
     expect((await verify()).code).toBe(0);
   });
