@@ -267,6 +267,8 @@ describe('tamper-evident audit log (contract 15)', () => {
     const b = await startTestApp({ db: t.db, env: { AuditSigningKey: SIGNING_KEY, DataDirectory: dataDirectory, Instance: 'audit-node-b' } });
     try {
       await eventually(async () => (await t.db.query(`SELECT 1 FROM "UserLogout" WHERE "CreatedUser" LIKE 'spooled-%'`)).length === 3);
+      // Its start wrote no second size-0 checkpoint.
+      expect(await t.db.query(`SELECT "TreeSize" FROM "AuditCheckpoint" WHERE "TreeSize" = 0`)).toHaveLength(1);
       // A burst from eight connections while both nodes seal in a loop.
       let inserting = true;
       const burst = Promise.all(
