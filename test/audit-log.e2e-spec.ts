@@ -349,6 +349,27 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   });
 
+  it('answers 503 with Retry-After, not 500, when a read of the log passes the database deadline', async () => {
+    const blocker = new Client({ connectionString: t.db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE "AuditLeaf" IN ACCESS EXCLUSIVE MODE');
+      const res = await landlord.get('/api/Audit/Leaves?start=0&end=1');
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type') }).toEqual({
+        status: 503,
+        retryAfter: '5',
+        type: expect.stringContaining('application/problem+json'),
+      });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect((await landlord.get('/api/Audit/Leaves?start=0&end=1')).status).toBe(200);
+    await sealAll();
+    await expectEveryRowOnce();
+  });
+
   it('reports what waits to be sealed and for how long', async () => {
     await sealAll();
     let status = (await landlord.get('/api/Audit/Status')).json;
