@@ -267,6 +267,8 @@ describe('tamper-evident audit log (contract 15)', () => {
     const b = await startTestApp({ db: t.db, env: { AuditSigningKey: SIGNING_KEY, DataDirectory: dataDirectory, Instance: 'audit-node-b' } });
     try {
       await eventually(async () => (await t.db.query(`SELECT 1 FROM "UserLogout" WHERE "CreatedUser" LIKE 'spooled-%'`)).length === 3);
+      // Its start wrote no second size-0 checkpoint.
+      expect(await t.db.query(`SELECT "TreeSize" FROM "AuditCheckpoint" WHERE "TreeSize" = 0`)).toHaveLength(1);
       // A burst from eight connections while both nodes seal in a loop.
       let inserting = true;
       const burst = Promise.all(
@@ -345,6 +347,27 @@ describe('tamper-evident audit log (contract 15)', () => {
       expect((await new Browser(t.url).get(`/api/Audit/${path}`)).status).toBe(401);
       expect((await landlord.get(`/api/Audit/${path}`)).status).toBe(200);
     }
+  });
+
+  it('answers 503 with Retry-After, not 500, when a read of the log passes the database deadline', async () => {
+    const blocker = new Client({ connectionString: t.db.url });
+    await blocker.connect();
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE "AuditLeaf" IN ACCESS EXCLUSIVE MODE');
+      const res = await landlord.get('/api/Audit/Leaves?start=0&end=1');
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type') }).toEqual({
+        status: 503,
+        retryAfter: '5',
+        type: expect.stringContaining('application/problem+json'),
+      });
+    } finally {
+      await blocker.query('ROLLBACK');
+      await blocker.end();
+    }
+    expect((await landlord.get('/api/Audit/Leaves?start=0&end=1')).status).toBe(200);
+    await sealAll();
+    await expectEveryRowOnce();
   });
 
   it('reports what waits to be sealed and for how long', async () => {

@@ -3,10 +3,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
+import { createApp } from '../src/bootstrap';
+import { resolveSecrets } from '../src/config/secrets';
+import { loadSettings } from '../src/config/settings';
+import { canonicalRow, leafRecord, sha256 } from '../src/audit-log/canonical';
+import { leafHash } from '../src/audit-log/merkle';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
+import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 
 const ROOT = join(__dirname, '..');
@@ -145,6 +152,37 @@ describe('npm run audit:verify against the real service', () => {
     expect((await verify()).code).toBe(0);
   });
 
+  it('names the leaves a row hides in when its leaf was rewritten to match it', async () => {
+    const [{ Id: id }] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogin" WHERE "CreatedUser" = 'carol'`);
+    const index = await leafOf('UserLogin', id);
+    const [leaf] = await t.db.query<{ RowHash: Buffer; LeafHash: Buffer; date: string }>(
+      `SELECT "RowHash", "LeafHash", to_char("RowCreatedDate" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS date FROM "AuditLeaf" WHERE "LeafIndex" = $1`,
+      [index],
+    );
+    // The attacker changes the row, then recomputes its row hash and leaf hash as the sealer would.
+    const row = (await t.app.get(AuditedRowsRepository).byIds('UserLogin', [id]))[0];
+    const forged = sha256(canonicalRow('UserLogin', { ...row, UserAgent: 'x' }));
+    await asSuperuser([
+      [`UPDATE "UserLogin" SET "UserAgent" = 'x' WHERE "Id" = $1`, [id]],
+      [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [forged, leafHash(leafRecord('UserLogin', id, leaf.date, forged)), index]],
+    ]);
+    try {
+      const run = await verify();
+      expect(run.code).toBe(1);
+      const match = /^FAILED: leaf (\d+) \(\w+ \d+\): (?:not the leaf checkpoint \d+ signed at that index|the first of leaves \d+ to (\d+), which checkpoint \d+ does not prove)/.exec(run.last);
+      expect(match).not.toBeNull();
+      // The leaf named first is carol's, or the first of a run of leaves that holds it.
+      expect(Number(match![1])).toBeLessThanOrEqual(index);
+      expect(Number(match![2] ?? match![1])).toBeGreaterThanOrEqual(index);
+    } finally {
+      await asSuperuser([
+        [`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]],
+        [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [leaf.RowHash, leaf.LeafHash, index]],
+      ]);
+    }
+    expect((await verify()).code).toBe(0);
+  });
+
   it('names a deleted row that no retention run covers', async () => {
     const [{ Id: id }] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogout" WHERE "CreatedUser" = 'alice'`);
     // Kept aside in SQL (microseconds and all) to be put back after.
@@ -236,4 +274,32 @@ describe('npm run audit:verify against the real service', () => {
     expect(rewritten.code).toBe(1);
     expect(rewritten.last).toMatch(new RegExp(`^FAILED: history rewritten: checkpoint ${size} saved in ${known} has root \\S+, today's log has \\S+ at that size$`));
   });
+});
+
+/** The embedded default (PGlite, no ConnectionString, a generated signing key), as a newcomer runs it. */
+describe('npm run audit:verify against the embedded default', () => {
+  it('verifies the sign-ins of a fresh install', async () => {
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-embedded-verify-'));
+    const app = await createApp(resolveSecrets(loadSettings({ DataDirectory: dataDirectory, LogLevel: 'error' })), { logger: ['error'] });
+    try {
+      await app.listen(0, '127.0.0.1');
+      const url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+      const { browser } = await signInAdministrator({ url });
+      for (let i = 0; i < 3; i++) await new Browser(url).post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: 'wrong' });
+      const me = (await browser.get('/api/Authentication/Session')).json as { userRegistryId: number };
+      const key = await browser.post(`/api/UserRegistry/${me.userRegistryId}/ApiKey`, { name: 'auditor' });
+      expect(key.status).toBe(201);
+      const verifierKey = (await browser.get('/api/Audit/PublicKey')).json.verifierKey as string;
+      const rows = (await browser.get('/api/UserLogin')).json.total as number;
+      await eventually(async () => (await browser.get('/api/Audit/Checkpoint')).json.treeSize >= rows, 60_000);
+      const size = (await browser.get('/api/Audit/Checkpoint')).json.treeSize as number;
+
+      const run = await runCommand(process.execPath, [VERIFIER, '--url', url, '--api-key', key.json.apiKey, '--verifier-key', verifierKey]);
+      expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(run.last).toMatch(new RegExp(`^verified ${size} leaves, \\d+ checkpoints, 0 removed by retention$`));
+    } finally {
+      await app.close();
+      rmSync(dataDirectory, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -1,5 +1,14 @@
-import { Controller, Get, Query } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiNotFoundResponse, ApiOkResponse, ApiProperty, ApiPropertyOptional, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Query, UseInterceptors } from '@nestjs/common';
+import {
+  ApiBadRequestResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiProperty,
+  ApiPropertyOptional,
+  ApiQuery,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { Authenticated } from '../auth/decorators';
 import { badRequest } from '../common/problem';
 import { Permission } from '../users/permissions';
@@ -16,6 +25,7 @@ import {
   StatusView,
 } from './audit-log.service';
 import type { RetentionRunRow } from './audit-retention-run.repository';
+import { StatementTimeoutInterceptor } from './statement-timeout.interceptor';
 
 const B64 = 'standard base64 with padding';
 
@@ -111,6 +121,8 @@ const BAD = ApiBadRequestResponse({ description: 'A parameter that is not a whol
  */
 @ApiTags('Audit')
 @Controller('api/Audit')
+@UseInterceptors(StatementTimeoutInterceptor)
+@ApiServiceUnavailableResponse({ description: 'The database did not answer within its deadline (Retry-After).' })
 export class AuditLogController {
   constructor(private readonly log: AuditLogService) {}
 

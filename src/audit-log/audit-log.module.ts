@@ -14,7 +14,7 @@ import { AuditTreeRepository } from './audit-tree.repository';
 import { AuditedRowsRepository } from './audited-rows.repository';
 
 /**
- * The tamper-evident log beside the audit trails (contract 15; docs/decisions/0018): the sealer that
+ * The tamper-evident log beside the audit trails (contract 15; docs/decisions/0019): the sealer that
  * turns committed rows into leaves and signed checkpoints, and the routes that serve them. Reads the
  * audit tables, never writes them; nothing calls into it.
  */

@@ -7,6 +7,8 @@ export interface PendingRow {
   seq: string;
   tableName: string;
   rowId: string;
+  /** Whether the row already has a leaf (enqueued twice: a second trigger, a repeated Id). */
+  sealed: boolean;
 }
 
 /**
@@ -24,7 +26,9 @@ export class AuditPendingRepository {
    */
   async batch(tx: EntityManager, limit: number): Promise<PendingRow[]> {
     return (await tx.query(
-      `SELECT "Seq"::text AS "seq", "TableName" AS "tableName", "RowId"::text AS "rowId" FROM "AuditPending" ORDER BY "Seq" LIMIT $1`,
+      `SELECT p."Seq"::text AS "seq", p."TableName" AS "tableName", p."RowId"::text AS "rowId",
+              EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId") AS "sealed"
+         FROM "AuditPending" p ORDER BY p."Seq" LIMIT $1`,
       [limit],
     )) as PendingRow[];
   }

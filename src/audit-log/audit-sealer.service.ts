@@ -17,10 +17,16 @@ import { AuditedRowsRepository } from './audited-rows.repository';
 /** Key of the transaction advisory lock held by the one node sealing at a time. */
 export const AUDIT_SEAL_LOCK_KEY = 7_206_310_519;
 /**
- * Rows sealed per transaction (and per checkpoint). Big enough that a burst of 100,000 rows is a
- * few transactions, small enough that each statement stays far inside the query deadline.
+ * Most rows sealed per transaction (and per checkpoint). Big enough that a burst of 100,000 rows is a
+ * few transactions, small enough that each statement stays well inside the query deadline.
  */
 export const AUDIT_SEAL_BATCH = 20_000;
+/** The smallest batch: what the sealer falls back to when a batch's statements ran out of time. */
+const MIN_SEAL_BATCH = 250;
+/** Rows hashed between two turns of the event loop. */
+const YIELD_EVERY = 1000;
+/** SQLSTATE of a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
 /** Batches sealed one after the other in one run before the next interval. */
 const MAX_BATCHES_PER_RUN = 50;
 
@@ -30,12 +36,14 @@ export interface SealOutcome {
   sealed: number;
   /** Rows that were pending but could not become leaves (row gone, or already sealed). */
   skipped: number;
+  /** Whether the batch was as big as allowed (more may wait). */
+  full: boolean;
   treeSize: number | null;
   note: string | null;
 }
 
 /**
- * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0018). One node at a
+ * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
  * batch: the oldest pending rows are read as text, hashed, appended as leaves from the next index,
  * the perfect subtrees they complete are kept, the checkpoint is signed and written, the consumed
@@ -47,6 +55,12 @@ export class AuditSealer implements OnApplicationBootstrap {
   private readonly logger = new Logger('AuditLog');
   private running: Promise<SealOutcome[]> | null = null;
   private failing = false;
+  /**
+   * The batch size now: halved when a batch's statements passed the server's statement timeout (a
+   * loaded database), doubled back after each full batch that went through, so a slow moment never
+   * makes the sealer retry a batch that cannot fit for ever.
+   */
+  private batchSize = AUDIT_SEAL_BATCH;
   private warnedSigner = false;
 
   constructor(
@@ -81,7 +95,7 @@ export class AuditSealer implements OnApplicationBootstrap {
         for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
           const outcome = await this.sealBatch();
           outcomes.push(outcome);
-          if (!outcome.locked || outcome.sealed + outcome.skipped < AUDIT_SEAL_BATCH) break;
+          if (!outcome.locked || !outcome.full) break;
         }
         if (this.failing) this.logger.log('audit rows are sealed again');
         this.failing = false;
@@ -100,12 +114,28 @@ export class AuditSealer implements OnApplicationBootstrap {
 
   /** One batch in one transaction (see the class comment). */
   async sealBatch(): Promise<SealOutcome> {
+    const limit = this.batchSize;
+    let outcome: SealOutcome;
+    try {
+      outcome = await this.sealBatchOf(limit);
+    } catch (error) {
+      if (codeOf(error) === QUERY_CANCELED && limit > MIN_SEAL_BATCH) {
+        this.batchSize = Math.max(MIN_SEAL_BATCH, Math.floor(limit / 2));
+        this.logger.warn(`sealing ${limit} audit rows at once took longer than the statement timeout: ${this.batchSize} at a time now`);
+      }
+      throw error;
+    }
+    if (outcome.full && this.batchSize < AUDIT_SEAL_BATCH) this.batchSize = Math.min(AUDIT_SEAL_BATCH, this.batchSize * 2);
+    return outcome;
+  }
+
+  private async sealBatchOf(limit: number): Promise<SealOutcome> {
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
       const [{ locked }] = (await tx.query('SELECT pg_try_advisory_xact_lock($1) AS "locked"', [AUDIT_SEAL_LOCK_KEY])) as { locked: boolean }[];
-      if (!locked) return { locked: false, sealed: 0, skipped: 0, treeSize: null, note: null };
+      if (!locked) return { locked: false, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
 
-      const batch = await this.pending.batch(tx, AUDIT_SEAL_BATCH);
-      if (batch.length === 0) return { locked: true, sealed: 0, skipped: 0, treeSize: null, note: null };
+      const batch = await this.pending.batch(tx, limit);
+      if (batch.length === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
 
       // Where the log ends, from the table itself under the lock; it must be where the last checkpoint ends.
       const size = await this.leaves.size(tx);
@@ -118,7 +148,6 @@ export class AuditSealer implements OnApplicationBootstrap {
       if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
 
       const rowsByKey = await this.readRows(tx, batch);
-      const alreadySealed = await this.leaves.sealedAmong(tx, batch);
       const newLeaves: NewLeaf[] = [];
       const nodes: NewTreeNode[] = [];
       const keep = (level: number, index: number, hash: Buffer) => {
@@ -128,10 +157,12 @@ export class AuditSealer implements OnApplicationBootstrap {
       const gone: string[] = [];
       const repeated: string[] = [];
       let skipped = 0;
-      for (const entry of batch) {
+      for (const [i, entry] of batch.entries()) {
+        // Hashing 20,000 rows takes a few hundred ms of CPU: let requests in between.
+        if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
         const key = `${entry.tableName}:${entry.rowId}`;
         const row = rowsByKey.get(key);
-        if (!isAuditTable(entry.tableName) || !row || alreadySealed.has(key) || taken.has(key)) {
+        if (!isAuditTable(entry.tableName) || !row || entry.sealed || taken.has(key)) {
           skipped++;
           (row ? repeated : gone).push(key);
           continue;
@@ -157,7 +188,7 @@ export class AuditSealer implements OnApplicationBootstrap {
       // A row deleted behind the triggers' back before it was sealed: nothing can seal it now; say so, loudly.
       if (gone.length > 0) this.logger.error(`${gone.length} audit rows were written but are gone before they could be sealed, and are not in the log: ${gone.slice(0, 10).join(', ')}${gone.length > 10 ? ', …' : ''}`);
       if (repeated.length > 0) this.logger.warn(`${repeated.length} audit rows were waiting to be sealed a second time and were sealed once: ${repeated.slice(0, 10).join(', ')}`);
-      return { locked: true, sealed: newLeaves.length, skipped, treeSize: range.size, note };
+      return { locked: true, sealed: newLeaves.length, skipped, full: batch.length === limit, treeSize: range.size, note };
     });
     if (outcome.note !== null) this.logNote(outcome.treeSize!, outcome.note);
     return outcome;
@@ -203,6 +234,13 @@ export class AuditSealer implements OnApplicationBootstrap {
   get intervalMs(): number {
     return this.settings.auditSealIntervalMs;
   }
+}
+
+/** The SQLSTATE of a database error (TypeORM wraps the driver's). */
+function codeOf(error: unknown): string | undefined {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.driverError?.code;
+  return typeof code === 'string' ? code : undefined;
 }
 
 function messageOf(error: unknown): string {

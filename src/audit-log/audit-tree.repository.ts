@@ -35,11 +35,12 @@ export class AuditTreeRepository {
 
   async append(tx: EntityManager, nodes: NewTreeNode[]): Promise<void> {
     if (nodes.length === 0) return;
-    await tx.query(`INSERT INTO "AuditTreeNode" ("Level", "Index", "Hash") SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])`, [
-      nodes.map((n) => n.level),
-      nodes.map((n) => n.index),
-      nodes.map((n) => n.hash),
-    ]);
+    // As AuditLeafRepository.append: the hashes as one byte string of 32-byte slices.
+    await tx.query(
+      `INSERT INTO "AuditTreeNode" ("Level", "Index", "Hash")
+       SELECT l, i, substring($3::bytea FROM (n - 1)::int * 32 + 1 FOR 32) FROM unnest($1::smallint[], $2::bigint[]) WITH ORDINALITY AS u(l, i, n)`,
+      [nodes.map((n) => n.level), nodes.map((n) => n.index), Buffer.concat(nodes.map((n) => n.hash))],
+    );
   }
 
   /**

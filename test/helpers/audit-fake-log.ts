@@ -2,7 +2,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { LEAF_DATE_COLUMN, canonicalRow, leafRecord, sha256, type AuditRowText, type AuditTableName } from '../../src/audit-log/canonical';
-import { CompactRange, consistencyProof, inclusionProof, leafHash, type PerfectSubtree } from '../../src/audit-log/merkle';
+import { CompactRange, consistencyProof, inclusionProof, leafHash, rootOf, type PerfectSubtree } from '../../src/audit-log/merkle';
 import { rawPublicKey, signCheckpoint, verifierKey } from '../../src/audit-log/note';
 
 export interface FakeLeaf {
@@ -117,7 +117,18 @@ export class FakeAuditLog {
     this.leaves[index].canonical = canonical;
   }
 
+  /**
+   * Below this level, proofs are computed from the leaves as they are now (what a service keeping only
+   * every fourth level does); from it up, from the hashes stored at sealing time. 0: all stored.
+   */
+  recomputedBelowLevel = 0;
+
   private perfect: PerfectSubtree = async (level, index) => {
+    if (level < this.recomputedBelowLevel) {
+      const from = index * 2 ** level;
+      const hashes = this.leaves.filter((l) => l.leafIndex >= from && l.leafIndex < from + 2 ** level).map((l) => Buffer.from(l.leafHash, 'base64'));
+      return rootOf(hashes);
+    }
     const hash = this.stored.get(`${level}/${index}`);
     if (!hash) throw new Error(`no node ${level}/${index}`);
     return hash;

@@ -161,6 +161,32 @@ describe('npm run audit:verify against a log served over HTTP', () => {
     );
   });
 
+  it('names the run of leaves a changed leaf hides in when the service recomputes the lower proof levels', async () => {
+    const rewrite = (index: number, user: string): void => {
+      const leaf = log.leaves[index];
+      const row = JSON.parse(leaf.canonical!) as unknown[];
+      row[3] = user;
+      const canonical = Buffer.from(JSON.stringify(row));
+      const rowHash = sha256(canonical);
+      log.leaves[index] = {
+        ...leaf,
+        canonical: canonical.toString(),
+        rowHash: rowHash.toString('base64'),
+        leafHash: leafHash(leafRecord(leaf.table, leaf.rowId, leaf.rowCreatedDate, rowHash)).toString('base64'),
+      };
+    };
+    rewrite(9, 'mallory');
+    // Proofs from hashes kept at sealing time single the leaf out.
+    expect((await verify(log, '--verifier-key', log.verifierKey)).out.at(-1)).toBe(
+      `FAILED: leaf 9 (UserLogin ${log.leaves[9].rowId}): not the leaf checkpoint 12 signed at that index (leaf changed, or leaves reordered)`,
+    );
+    // Proofs recomputed from today's leaves below level 4 cannot prove leaf 9's neighbours either.
+    log.recomputedBelowLevel = 4;
+    expect((await verify(log, '--verifier-key', log.verifierKey)).out.at(-1)).toBe(
+      `FAILED: leaf 7 (UserLogout ${log.leaves[7].rowId}): the first of leaves 7 to 11, which checkpoint 12 does not prove (one or more of them changed with their hashes rewritten, or reordered; the service keeps no finer signed hash)`,
+    );
+  });
+
   it('names a checkpoint whose root was replaced, or whose signature fails', async () => {
     const original = { ...log.checkpoints[2] };
     log.checkpoints[2].rootHash = log.checkpoints[3].rootHash;

@@ -244,6 +244,31 @@ async function* checkpointStream(client: AuditClient, limit: number): AsyncGener
 }
 
 /**
+ * Throws naming two leaves whose exchange gives the signed root, if there are such. Both are taken
+ * from `candidates` (the whole window by default); the window must be complete, from `first` on.
+ */
+function findSwap(
+  window: readonly CheckedLeaf[],
+  good: { treeSize: number; edge: Buffer[] },
+  first: number,
+  bad: OpenedCheckpoint,
+  candidates: readonly CheckedLeaf[] = window,
+): void {
+  for (let i = 0; i < candidates.length; i++) {
+    for (let j = i + 1; j < candidates.length; j++) {
+      const [a, b] = [candidates[i], candidates[j]];
+      const range = new CompactRange(first, [...good.edge]);
+      for (const leaf of window) range.append((leaf === a ? b : leaf === b ? a : leaf).leafHash);
+      if (range.root().equals(bad.rootHash)) {
+        throw new VerificationFailure(
+          `${nameLeaf(a.index, a.table, a.rowId)}: leaves reordered, it was signed at leaf ${b.index}, and ${nameLeaf(b.index, b.table, b.rowId)} at leaf ${a.index} (checkpoint ${bad.treeSize})`,
+        );
+      }
+    }
+  }
+}
+
+/**
  * A signed root does not match the leaves served since the last good checkpoint: find the first leaf
  * of that window that is not what was signed, and say what happened to it. Always throws.
  */
@@ -268,31 +293,35 @@ async function pinpoint(
     throw new VerificationFailure(`${nameLeaf(leaf.index, leaf.table, leaf.rowId)}: not the leaf checkpoint ${bad.treeSize} signed at that index (leaf replaced, or leaves reordered)`);
   }
   // Two leaves swapped within the window: the only change that keeps every leaf valid by itself.
-  if (windowSize <= SWAP_SEARCH_MAX && window.length === windowSize) {
-    for (let i = 0; i < window.length; i++) {
-      for (let j = i + 1; j < window.length; j++) {
-        const range = new CompactRange(first, [...good.edge]);
-        window.forEach((_, k) => range.append(window[k === i ? j : k === j ? i : k].leafHash));
-        if (range.root().equals(bad.rootHash)) {
-          const [a, b] = [window[i], window[j]];
-          throw new VerificationFailure(
-            `${nameLeaf(a.index, a.table, a.rowId)}: leaves reordered, it was signed at leaf ${b.index}, and ${nameLeaf(b.index, b.table, b.rowId)} at leaf ${a.index} (checkpoint ${bad.treeSize})`,
-          );
-        }
-      }
-    }
-  }
-  // Otherwise ask the service where checkpoint `bad` put each row, and check its answer against the signed root.
+  if (windowSize <= SWAP_SEARCH_MAX && window.length === windowSize) findSwap(window, good, first, bad);
+
+  // Otherwise ask the service for each leaf's inclusion proof in `bad`, checked against the signed root.
+  // A proof that verifies proves its leaf; the first leaf none proves starts a run of unproven leaves.
+  // How long that run is depends on the service: one whose proofs come from hashes kept at sealing time
+  // proves every other leaf; one that recomputes the lower levels from the leaves it holds now cannot
+  // prove the neighbours of a changed leaf either, and nothing signed is finer than what it keeps.
+  const run: CheckedLeaf[] = [];
   for (const leaf of window.slice(0, PINPOINT_PROOFS_MAX)) {
     const proof = await client.proof(leaf.table, leaf.rowId, bad.treeSize);
     const proven =
       proof !== null &&
       proof.treeSize === bad.treeSize &&
       verifyInclusion(proof.leafIndex, bad.treeSize, leaf.leafHash, proof.auditPath.map(b64), bad.rootHash);
-    if (proven && proof.leafIndex === leaf.index) continue;
-    const name = nameLeaf(leaf.index, leaf.table, leaf.rowId);
-    if (proven) throw new VerificationFailure(`${name}: leaves reordered, checkpoint ${bad.treeSize} signed this leaf at leaf ${proof.leafIndex}`);
-    throw new VerificationFailure(`${name}: not the leaf checkpoint ${bad.treeSize} signed at that index (leaf changed, or leaves reordered)`);
+    if (proven && proof.leafIndex !== leaf.index) {
+      throw new VerificationFailure(`${nameLeaf(leaf.index, leaf.table, leaf.rowId)}: leaves reordered, checkpoint ${bad.treeSize} signed this leaf at leaf ${proof.leafIndex}`);
+    }
+    if (!proven) run.push(leaf);
+    else if (run.length > 0) break;
+  }
+  if (run.length > 0) {
+    const [head, last] = [run[0], run[run.length - 1]];
+    if (run.length === 1) {
+      throw new VerificationFailure(`${nameLeaf(head.index, head.table, head.rowId)}: not the leaf checkpoint ${bad.treeSize} signed at that index (leaf changed, or leaves reordered)`);
+    }
+    if (run.length <= SWAP_SEARCH_MAX && window.length === windowSize && windowSize <= PINPOINT_PROOFS_MAX) findSwap(window, good, first, bad, run);
+    throw new VerificationFailure(
+      `${nameLeaf(head.index, head.table, head.rowId)}: the first of leaves ${head.index} to ${last.index}, which checkpoint ${bad.treeSize} does not prove (one or more of them changed with their hashes rewritten, or reordered; the service keeps no finer signed hash)`,
+    );
   }
   report(`checkpoint ${bad.treeSize}: could not single out the bad leaf among leaves ${first} to ${bad.treeSize - 1}`);
   throw new VerificationFailure(

@@ -27,7 +27,7 @@ export const SEALED_TABLES = ['UserLogin', 'UserLogout', 'AuditRetentionRun'] as
  *   turns these tables into partitions of a partitioned parent.
  *
  * A superuser can still bypass triggers (`SET session_replication_role = replica`, or DROP): the log
- * makes such a change visible to `npm run audit:verify`; it cannot prevent it (docs/decisions/0018).
+ * makes such a change visible to `npm run audit:verify`; it cannot prevent it (docs/decisions/0019).
  */
 export class TamperEvidentAudit1766000000000 implements MigrationInterface {
   name = 'TamperEvidentAudit1766000000000';
