@@ -5,6 +5,9 @@ import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
+import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
+import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
+import { ArchiverStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -412,6 +415,62 @@ describe('telemetry series (contract 17)', () => {
       expect(point.min).toBeGreaterThanOrEqual(whole.min);
       expect(point.max).toBeLessThanOrEqual(whole.max);
     }
+  });
+
+  it('carries the model name from the capture entry into ArchiverStagePerformanceCounter rows, its search and its series', async () => {
+    const telemetry = t.app.get(PipelineTelemetry);
+    const flusher = t.app.get(CaptureFlusher);
+    await flusher.flush();
+    await t.db.query(`TRUNCATE "ArchiverStagePerformanceCounter"`);
+    const card = model(71);
+    const other = model(72);
+    // Control characters are stripped and the name bounded (256 code points), as the warnings' names are.
+    telemetry.recordArchiverStage(card, 'Card\u0000 Fraud\u001b', ArchiverStage.BuildArchiveJson, 400);
+    telemetry.recordArchiverStage(card, 'Card Fraud', ArchiverStage.BuildArchiveJson, 600);
+    telemetry.recordArchiverStage(card, 'Card Fraud', ArchiverStage.RdbmsArchiveWrite, 2000);
+    telemetry.recordArchiverStage(other, 'x'.repeat(300), ArchiverStage.BuildArchiveJson, 100);
+    telemetry.recordArchiverStage(model(73), null, ArchiverStage.BuildArchiveJson, 100);
+    const report = await flusher.flush();
+    expect(report.written.ArchiverStagePerformanceCounter).toBe(4);
+    const stored = await t.db.query<{ EntityAnalysisModelGuid: string; EntityAnalysisModelName: string | null; StageId: number; InvokeCount: string }>(
+      `SELECT "EntityAnalysisModelGuid", "EntityAnalysisModelName", "StageId", "InvokeCount" FROM "ArchiverStagePerformanceCounter" ORDER BY "EntityAnalysisModelGuid", "StageId"`,
+    );
+    expect(stored).toEqual([
+      { EntityAnalysisModelGuid: card, EntityAnalysisModelName: 'Card Fraud', StageId: 1, InvokeCount: '2' },
+      { EntityAnalysisModelGuid: card, EntityAnalysisModelName: 'Card Fraud', StageId: 3, InvokeCount: '1' },
+      { EntityAnalysisModelGuid: other, EntityAnalysisModelName: 'x'.repeat(256), StageId: 1, InvokeCount: '1' },
+      { EntityAnalysisModelGuid: model(73), EntityAnalysisModelName: null, StageId: 1, InvokeCount: '1' },
+    ]);
+
+    const rows = await get('/api/ArchiverStagePerformanceCounter?sortField=entityAnalysisModelName&sortDirection=asc');
+    expect(rows.status).toBe(200);
+    expect(Object.keys(rows.json.rows[0])).toEqual([
+      'id',
+      'entityAnalysisModelGuid',
+      'entityAnalysisModelName',
+      'stageId',
+      'stageName',
+      'totalMicroseconds',
+      'minMicroseconds',
+      'maxMicroseconds',
+      'invokeCount',
+      'createdDate',
+      'instance',
+    ]);
+    expect(rows.json.rows.map((r: { entityAnalysisModelName: string | null }) => r.entityAnalysisModelName)).toEqual(['Card Fraud', 'Card Fraud', 'x'.repeat(256), null]);
+    const searched = await get('/api/ArchiverStagePerformanceCounter?search=card%20FRAUD');
+    expect(searched.json.total).toBe(2);
+    expect(searched.json.statistics.invokeCount).toMatchObject({ min: 1, max: 2 });
+    expect((await get(`/api/ArchiverStagePerformanceCounter?entityAnalysisModelGuid=${card}&stageId=3`)).json.rows[0].entityAnalysisModelName).toBe('Card Fraud');
+    const csv = await admin.get('/api/ArchiverStagePerformanceCounter?format=csv', { authorization: `Bearer ${token}` });
+    expect(csv.text.split('\r\n')[0]).toContain('entityAnalysisModelName');
+
+    const series = await get('/api/ArchiverStagePerformanceCounter/Series?by=entityAnalysisModelGuid');
+    expect(series.json.series.map((s: { key: string; name: string | null; points: { invocations: number }[] }) => [s.key, s.name, s.points.reduce((a, p) => a + p.invocations, 0)])).toEqual([
+      [card, 'Card Fraud', 3],
+      [model(72), 'x'.repeat(256), 1],
+      [model(73), null, 1],
+    ]);
   });
 
   it('answers 400 naming each parameter that does not parse', async () => {

@@ -27,6 +27,7 @@ export const ARCHIVER_STAGE_COUNTER_TABLE: ReadTable = {
   columns: [
     col('Id'),
     col('EntityAnalysisModelGuid'),
+    col('EntityAnalysisModelName'),
     col('StageId'),
     lookupOf('stageName', 'StageId', ARCHIVER_STAGE_NAMES),
     col('TotalMicroseconds'),
@@ -37,10 +38,11 @@ export const ARCHIVER_STAGE_COUNTER_TABLE: ReadTable = {
     col('Instance'),
   ],
   filters: [stageFilter, modelFilter],
-  searchColumns: [],
+  // As ModelInvokeWarning: a case-insensitive substring of the model's name.
+  searchColumns: ['t."EntityAnalysisModelName"'],
   statistics: COUNTER_STATISTICS,
   access: LANDLORD,
-  series: { groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(false), byInstance], invocations: COUNTER_INVOCATIONS },
+  series: { groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(true), byInstance], invocations: COUNTER_INVOCATIONS },
 };
 
 export const ARCHIVER_WARNING_TABLE: ReadTable = {
