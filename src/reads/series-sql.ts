@@ -75,7 +75,8 @@ export function rollupCountSql(table: ReadTable, rollup: RollupDescription, quer
   const m0 = add(minutes.m0.toISOString(), 'timestamptz');
   const m1 = add(minutes.m1.toISOString(), 'timestamptz');
   const whole = [`r."Minute" >= ${m0}`, `r."Minute" < ${m1}`, retained(table), ...rollupConditions(query, add)];
-  return `((SELECT coalesce(sum(r."Rows"), 0) FROM "${rollup.table}" r WHERE ${whole.join(' AND ')})
+  // bigint like count(*): the answer's writer reads the total as an int8.
+  return `((SELECT coalesce(sum(r."Rows"), 0) FROM "${rollup.table}" r WHERE ${whole.join(' AND ')})::bigint
            + ${rows([`${date} >= ${from}`, `${date} < ${m0}`])} + ${rows([`${date} >= ${m1}`, `${date} <= ${to}`])})`;
 }
 
