@@ -60,9 +60,23 @@ export function rollupStatements(s: RollupSpec): string[] {
     const rows = `(SELECT r.* FROM ${keys} k CROSS JOIN LATERAL (
                      SELECT t.* FROM ${q(s.table)} t
                       WHERE t.${q(s.dateColumn)} >= k."Minute" AND t.${q(s.dateColumn)} < k."Minute" + interval '1 minute' AND ${sameKey('t', 'k')}) r) rows`;
-    return `DELETE FROM ${q(s.rollup)} m USING ${keys} k WHERE m."Minute" = k."Minute" AND ${sameKey('m', 'k')};
+    // The lock holds back other writers' triggers until this commits: a key another statement creates
+    // meanwhile would otherwise be counted by it and again by this recompute.
+    return `LOCK TABLE ${q(s.rollup)} IN SHARE ROW EXCLUSIVE MODE;
+            DELETE FROM ${q(s.rollup)} m USING ${keys} k WHERE m."Minute" = k."Minute" AND ${sameKey('m', 'k')};
             ${upsert(rows)};`;
   };
+  // Every minute of [low, high) computed again from the table: for whoever moves or drops rows without
+  // the triggers (retention detaching a partition, moving rows out of a DEFAULT partition).
+  const rangeRows = `(SELECT t.* FROM ${q(s.table)} t WHERE t.${q(s.dateColumn)} >= low AND t.${q(s.dateColumn)} < high) rows`;
+  const recomputeRange = `CREATE OR REPLACE FUNCTION ${q(`${s.rollup}_Recompute`)}(low timestamptz, high timestamptz) RETURNS void LANGUAGE plpgsql AS $$ BEGIN
+      IF low <> date_bin('1 minute', low, ${EPOCH}) OR high <> date_bin('1 minute', high, ${EPOCH}) THEN
+        RAISE EXCEPTION 'a rollup is recomputed by whole minutes';
+      END IF;
+      LOCK TABLE ${q(s.rollup)} IN SHARE ROW EXCLUSIVE MODE;
+      DELETE FROM ${q(s.rollup)} WHERE "Minute" >= low AND "Minute" < high;
+      ${upsert(rangeRows)};
+    END $$`;
   const fn = (suffix: string, body: string) =>
     `CREATE OR REPLACE FUNCTION ${q(`${s.rollup}_${suffix}`)}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN ${body} RETURN NULL; END $$`;
   const trigger = (suffix: string, event: string, referencing: string) =>
@@ -73,6 +87,7 @@ export function rollupStatements(s: RollupSpec): string[] {
     fn('Delete', recompute(selectAll('old_rows'))),
     fn('Update', recompute(`${selectAll('old_rows')} UNION ALL ${selectAll('new_rows')}`)),
     fn('Truncate', `TRUNCATE ${q(s.rollup)};`),
+    recomputeRange,
     ...['Insert', 'Delete', 'Update', 'Truncate'].map((suffix) => `DROP TRIGGER IF EXISTS ${q(`${s.rollup}_${suffix}`)} ON ${q(s.table)}`),
     trigger('Insert', 'INSERT', 'REFERENCING NEW TABLE AS new_rows'),
     trigger('Delete', 'DELETE', 'REFERENCING OLD TABLE AS old_rows'),
@@ -138,6 +153,7 @@ export class ArchiverWarningMinute1765500000001 implements MigrationInterface {
       await q.query(`DROP TRIGGER IF EXISTS "ArchiverWarningMinute_${suffix}" ON "ArchiverWarning"`);
       await q.query(`DROP FUNCTION IF EXISTS "ArchiverWarningMinute_${suffix}"()`);
     }
+    await q.query(`DROP FUNCTION IF EXISTS "ArchiverWarningMinute_Recompute"(timestamptz, timestamptz)`);
     await q.query(`DROP TABLE IF EXISTS "ArchiverWarningMinute"`);
   }
 }
