@@ -533,7 +533,7 @@ describe('telemetry series (contract 17)', () => {
 });
 
 /**
- * The rollup (decision 0018) against the rows it summarises: every minute and key, computed here from
+ * The rollup (decision 0021) against the rows it summarises: every minute and key, computed here from
  * ArchiverWarning with a full outer join, must equal the rollup's row exactly; the rows that differ.
  */
 async function rollupDrift(t: TestApp) {
@@ -552,7 +552,7 @@ async function rollupDrift(t: TestApp) {
   );
 }
 
-describe('the ArchiverWarning per-minute rollup stays exactly the rows (decision 0018)', () => {
+describe('the ArchiverWarning per-minute rollup stays exactly the rows (decision 0021)', () => {
   let t: TestApp;
   let token: string;
   let admin: Browser;

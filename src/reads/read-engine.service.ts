@@ -497,7 +497,7 @@ export class ReadEngine {
     // them all and its count is the total, so the set is not scanned a second time (a scalar sub-query
     // in a CASE branch not taken is never run). Otherwise the full count is read from the index.
     // A read the table's per-minute rollup can serve (no sample, no search, filters among its keys)
-    // counts whole minutes there and only the partial minutes at the edges from the index (decision 0018).
+    // counts whole minutes there and only the partial minutes at the edges from the index (decision 0021).
     const rollup = usableRollup(table, query);
     const count = rollup ? rollupCountSql(table, rollup, query, s.conditions, (value, type) => p.add(value, type)) : `(SELECT count(*) FROM base t)`;
     const total = statColumns.length > 0 ? `CASE WHEN (SELECT newest FROM agg) < ${MAX_TAKE} THEN (SELECT newest FROM agg) ELSE ${count} END` : count;

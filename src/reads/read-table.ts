@@ -90,7 +90,7 @@ export interface SeriesGroup {
 }
 
 /**
- * A per-minute rollup of the table (decision 0018), kept exact by triggers on the table: one row per
+ * A per-minute rollup of the table (decision 0021), kept exact by triggers on the table: one row per
  * minute (of the date column) and combination of `keys`, with the count of rows and the sum, least
  * and greatest of each of `values`. A read whose filters are all among the keys, without sample or
  * search, takes whole minutes from it and only the partial minutes at the window's edges from rows.

@@ -3,7 +3,7 @@ import { ReadTable, RollupDescription } from './read-table';
 
 /*
  * The SQL of a series (contract 17) and of a window's count taken from a per-minute rollup (decision
- * 0018). Pure: every fragment is fixed text of ours or a column named by a table description; caller
+ * 0021). Pure: every fragment is fixed text of ours or a column named by a table description; caller
  * values only enter through `add`, which returns the placeholder of a bound parameter.
  */
 

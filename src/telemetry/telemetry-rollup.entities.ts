@@ -1,7 +1,7 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /*
- * Per-minute rollups of the telemetry tables (decision 0018). Written only by the triggers of their
+ * Per-minute rollups of the telemetry tables (decision 0021). Written only by the triggers of their
  * table (migration ArchiverWarningMinute), read only by the read engine (reads/series-sql.ts): no
  * repository writes them. The key index is UNIQUE … NULLS NOT DISTINCT, which TypeORM cannot
  * describe; the migration owns it.

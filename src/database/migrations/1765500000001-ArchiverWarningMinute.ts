@@ -1,6 +1,6 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** A per-minute rollup of a table (decision 0018), as this migration creates it. */
+/** A per-minute rollup of a table (decision 0021), as this migration creates it. */
 export interface RollupSpec {
   table: string;
   rollup: string;
