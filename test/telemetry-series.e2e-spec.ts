@@ -256,6 +256,10 @@ describe('telemetry series (contract 17)', () => {
     // Out-of-range widths are clamped, as the reads clamp numbers.
     expect((await get('/api/ArchiverWarning/Series?bucketSeconds=5')).json.bucketSeconds).toBe(60);
     expect((await get('/api/ArchiverWarning/Series?bucketSeconds=999999')).json.bucketSeconds).toBe(86_400);
+    // A month of one-minute buckets would be 43,200 points a series: raised to whole minutes, at most 5000 buckets.
+    const month = await get(`/api/ArchiverWarning/Series?from=${iso(now - 30 * 86_400_000)}&to=${iso(now)}&bucketSeconds=60`);
+    expect(month.json.bucketSeconds).toBe(540);
+    expect(month.json).toEqual(expectedSeries(planted, { from: now - 30 * 86_400_000, to: now, bucketSeconds: 540, column: 'durationMicroseconds' }));
     await t.db.query(`DELETE FROM "ArchiverWarning" WHERE "CreatedDate" > now() - interval '3 hours'`);
   });
 

@@ -116,7 +116,7 @@ export function SeriesDocs(table: ReadTable, summary: string) {
     ...(table.statistics.length > 0 ? [q('column', `Statistics column of the points (default ${table.statistics[0]}).`, { type: 'string', enum: table.statistics })] : []),
     q(
       'bucketSeconds',
-      'Bucket width, 60..86400 (clamped); buckets start at multiples of it since the epoch. Default: the smallest of 60, 300, 900, 3600, 21600, 86400 with at most 120 buckets touching the window.',
+      'Bucket width, 60..86400 (clamped, and raised in whole minutes so the window holds at most 5000 buckets); buckets start at multiples of it since the epoch. Default: the smallest of 60, 300, 900, 3600, 21600, 86400 with at most 120 buckets touching the window.',
       { type: 'integer', minimum: 60, maximum: 86400 },
     ),
     q('by', `Grouping: one series per value, the ${MAX_SERIES} with the most rows, the rest under other.`, { type: 'string', enum: groups }),

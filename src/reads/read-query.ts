@@ -197,5 +197,20 @@ export function parseSeriesQuery(table: ReadTable, raw: Record<string, unknown>,
   }
 
   if (errors.length > 0) throw badRequest('The query is not valid.', errors);
-  return { ...common, column, bucketSeconds: bucketSeconds ?? defaultBucketSeconds(common.from.getTime(), common.to.getTime()), by };
+  const fromMs = common.from.getTime();
+  const toMs = common.to.getTime();
+  return { ...common, column, bucketSeconds: bucketSeconds === null ? defaultBucketSeconds(fromMs, toMs) : boundedBucketSeconds(fromMs, toMs, bucketSeconds), by };
+}
+
+/** Most buckets a window is cut into: 21 series of them stay a few megabytes of answer. */
+export const MAX_BUCKETS = 5000;
+
+/**
+ * A width asked for, raised (in whole minutes, so a rollup still serves it) until the window holds at
+ * most MAX_BUCKETS buckets, and never beyond a day: `bucketSeconds=60` over a month would otherwise be
+ * 43,200 points per series. The answer says which width was used.
+ */
+export function boundedBucketSeconds(fromMs: number, toMs: number, seconds: number): number {
+  const least = Math.ceil((toMs - fromMs) / 1000 / MAX_BUCKETS / 60) * 60;
+  return Math.min(MAX_BUCKET_SECONDS, Math.max(seconds, least));
 }

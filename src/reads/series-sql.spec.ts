@@ -1,4 +1,4 @@
-import { bucketsTouched, defaultBucketSeconds } from './read-query';
+import { boundedBucketSeconds, bucketsTouched, defaultBucketSeconds } from './read-query';
 import { ARCHIVER_STAGE_COUNTER_TABLE, ARCHIVER_WARNING_TABLE } from '../telemetry/telemetry.tables';
 import { columnOf, usableRollup, wholeMinutes } from './series-sql';
 
@@ -13,6 +13,15 @@ describe('series buckets and rollup choice', () => {
     expect(defaultBucketSeconds(h, h + 120 * 60_000)).toBe(300);
     expect(defaultBucketSeconds(h, h + 24 * 3_600_000)).toBe(900);
     expect(defaultBucketSeconds(h, h + 10_000 * 86_400_000)).toBe(86_400);
+  });
+
+  it('raises an asked width in whole minutes until the window holds at most 5000 buckets, never beyond a day', () => {
+    const day = 86_400_000;
+    expect(boundedBucketSeconds(0, day, 60)).toBe(60);
+    expect(boundedBucketSeconds(0, 10 * day, 60)).toBe(180);
+    expect(boundedBucketSeconds(0, 10 * day, 90)).toBe(180);
+    expect(boundedBucketSeconds(0, 10 * day, 3600)).toBe(3600);
+    expect(boundedBucketSeconds(0, 100_000 * day, 60)).toBe(86_400);
   });
 
   it('splits a window into whole minutes and partial edges', () => {
