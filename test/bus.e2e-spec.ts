@@ -86,10 +86,17 @@ describe('publish/subscribe port', () => {
   });
 
   it('parses Sentinel and Redis URLs without leaking credentials into the endpoint', () => {
-    expect(redisOptions('sentinel://10.0.0.1:26379,10.0.0.2:26380/mymaster')).toEqual({
-      options: { sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26380 }], name: 'mymaster' },
-      endpoint: 'sentinel:10.0.0.1:26379,10.0.0.2:26380/mymaster',
+    const sentinel = redisOptions('sentinel://:s3cret@10.0.0.1:26379,10.0.0.2:26380/mymaster?sentinelPassword=other');
+    expect(sentinel.options).toMatchObject({
+      sentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: '10.0.0.2', port: 26380 },
+      ],
+      name: 'mymaster',
+      password: 's3cret',
+      sentinelPassword: 'other',
     });
+    expect(sentinel.endpoint).toBe('sentinel:10.0.0.1:26379,10.0.0.2:26380/mymaster');
     const plain = redisOptions('redis://user:s3cret@cache:6380/2');
     expect(plain.options).toMatchObject({ host: 'cache', port: 6380, username: 'user', password: 's3cret', db: 2 });
     expect(plain.endpoint).toBe('cache:6380');

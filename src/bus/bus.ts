@@ -11,6 +11,9 @@ export interface BusConnectionEvent {
 
 export type BusHandler = (message: string) => void;
 
+/** Connection events kept until the first listener (a start that fails over and over stays bounded). */
+const EARLY_EVENTS = 100;
+
 /**
  * Publish/subscribe port shared by every node: API key changes, logout stream closures, watcher
  * and service-change events. Delivery is reliable but not guaranteed (service.md 5.1), so every
@@ -46,8 +49,22 @@ export abstract class Bus {
     return () => this.events.off('ready', listener);
   }
 
+  /**
+   * Connection events from before anyone listened: the clients connect (and the Sentinel watch
+   * subscribes) while the application is still starting, before the capture service listens.
+   */
+  private readonly early: BusConnectionEvent[] = [];
+
+  /** Emits a connection event, or keeps it (bounded) for the first listener. */
+  protected emitConnection(event: BusConnectionEvent): void {
+    if (this.events.listenerCount('connection') > 0) this.events.emit('connection', event);
+    else if (this.early.length < EARLY_EVENTS) this.early.push(event);
+  }
+
+  /** Listens to connection events; the first listener also receives those kept from the start. */
   onConnectionEvent(listener: (event: BusConnectionEvent) => void): () => void {
     this.events.on('connection', listener);
+    for (const event of this.early.splice(0)) listener(event);
     return () => this.events.off('connection', listener);
   }
 }

@@ -1,37 +1,71 @@
 import { Logger } from '@nestjs/common';
-import Redis, { RedisOptions } from 'ioredis';
+import Redis, { RedisOptions, SentinelConnectionOptions, SentinelConnector } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { withinDeadline } from '../common/deadline';
+import { describeRedisTarget, parseRedisConnectionString, RedisTarget } from '../config/redis-connection-string';
 import { Bus, BusConnectionEvent, BusHandler } from './bus';
+import { SentinelWatch } from './sentinel-watch';
 
 /**
- * Parses `redis://…`, `rediss://…` or `sentinel://host:port,host:port/mastername` into ioredis options.
- * Credentials in the URL are passed to ioredis and never logged.
+ * ioredis keeps its place in the Sentinel list from one connection to the next, and only its
+ * failover detector (off here: one per client, with connections of its own to every Sentinel and
+ * unhandled errors when one is down) rewinds it. Without the rewind, the reconnect after a lost
+ * master starts past the Sentinel that last answered, reaches the end of the list and reports "All
+ * sentinels are unreachable. Retrying from scratch" though none was asked. This connector rewinds at
+ * every connection, the Sentinel that answered last first (SentinelWatch does the detecting, once per
+ * node).
  */
-export function redisOptions(connectionString: string): { options: RedisOptions; endpoint: string } {
-  if (connectionString.startsWith('sentinel://')) {
-    const rest = connectionString.slice('sentinel://'.length);
-    const slash = rest.indexOf('/');
-    const hosts = (slash >= 0 ? rest.slice(0, slash) : rest).split(',').filter(Boolean);
-    const name = slash >= 0 ? decodeURIComponent(rest.slice(slash + 1)) : 'mymaster';
-    const sentinels = hosts.map((h) => {
-      const at = h.lastIndexOf('@');
-      const hostPort = at >= 0 ? h.slice(at + 1) : h;
-      const [host, port] = hostPort.split(':');
-      return { host, port: Number(port || 26379) };
-    });
-    return { options: { sentinels, name }, endpoint: `sentinel:${sentinels.map((s) => `${s.host}:${s.port}`).join(',')}/${name}` };
+export class RewindingSentinelConnector extends SentinelConnector {
+  /** ioredis passes the client's whole options (ConnectorConstructor takes `unknown`). */
+  constructor(options: unknown) {
+    super(options as SentinelConnectionOptions);
   }
-  const url = new URL(connectionString);
+
+  private connectedBefore = false;
+
+  override connect(eventEmitter: Parameters<SentinelConnector['connect']>[0]): ReturnType<SentinelConnector['connect']> {
+    // The first time, the list as written (a reset that moves "the current one" would move the last).
+    this.sentinelIterator.reset(this.connectedBefore);
+    this.connectedBefore = true;
+    return super.connect(eventEmitter);
+  }
+}
+
+/**
+ * ioredis options for RedisConnectionString (src/config/redis-connection-string.ts, checked at start),
+ * and the endpoint that logs and telemetry rows show: addresses and master name, never credentials.
+ * Deadlines are the caller's (RedisBus, failFastRedis): they set `commandTimeout` and, for Sentinels,
+ * `sentinelCommandTimeout`.
+ */
+export function redisOptions(connectionString: string): { options: RedisOptions; endpoint: string; target: RedisTarget } {
+  const target = parseRedisConnectionString(connectionString);
+  if ('problem' in target) throw new Error(`RedisConnectionString: ${target.problem}`);
+  const endpoint = describeRedisTarget(target);
+  if (target.kind === 'redis') {
+    const options: RedisOptions = {
+      host: target.address.host,
+      port: target.address.port,
+      username: target.username ?? undefined,
+      password: target.password ?? undefined,
+      db: target.db,
+      tls: target.tls ? {} : undefined,
+    };
+    return { options, endpoint, target };
+  }
   const options: RedisOptions = {
-    host: url.hostname,
-    port: Number(url.port || 6379),
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
-    db: url.pathname.length > 1 ? Number(url.pathname.slice(1)) : 0,
-    tls: url.protocol === 'rediss:' ? {} : undefined,
+    sentinels: target.sentinels.map((s) => ({ host: s.host, port: s.port })),
+    name: target.masterName,
+    username: target.username ?? undefined,
+    password: target.password ?? undefined,
+    sentinelUsername: target.sentinelUsername ?? undefined,
+    sentinelPassword: target.sentinelPassword ?? undefined,
+    db: target.db,
+    Connector: RewindingSentinelConnector,
+    // A replica that was master until a failover answers writes with READONLY: ask the Sentinels again.
+    reconnectOnError: (error) => /^READONLY/.test(error.message),
+    ...(target.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
   };
-  return { options, endpoint: `${url.hostname}:${options.port}` };
+  return { options, endpoint, target };
 }
 
 /**
@@ -57,10 +91,19 @@ export function failFastRedis(connectionString: string, connectionName: string, 
     enableOfflineQueue: false,
     maxRetriesPerRequest: 1,
     commandTimeout: commandTimeoutMs,
+    sentinelCommandTimeout: commandTimeoutMs,
     retryStrategy: (times) => Math.min(100 * times, 2000),
   });
   client.on('error', () => undefined);
   return client;
+}
+
+/** True when the connection's socket goes to `host:port` (IPv6 in brackets, IPv4-mapped read as IPv4). */
+export function connectedTo(client: Redis, address: string): boolean {
+  const socket = client.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+  if (!socket?.remoteAddress || !socket.remotePort) return false;
+  const host = socket.remoteAddress.replace(/^::ffff:(?=\d+\.)/, '');
+  return `${host.includes(':') ? `[${host}]` : host}:${socket.remotePort}` === address;
 }
 
 export interface RedisBusOptions {
@@ -113,10 +156,12 @@ export class RedisBus extends Bus {
   /** A connection found unresponsive by a deadline is reconnected; this keeps the state until it is ready again. */
   private readonly unresponsive = new Set<Redis>();
   private closed = false;
+  /** Sentinel mode: the one node-wide watch of the Sentinels' event channels. */
+  private readonly sentinelWatch: SentinelWatch | null = null;
 
   constructor(connectionString: string, options: RedisBusOptions = {}) {
     super();
-    const { options: target, endpoint } = redisOptions(connectionString);
+    const { options: target, endpoint, target: parsed } = redisOptions(connectionString);
     this.endpoint = endpoint;
     this.prefix = options.channelPrefix ?? '';
     this.commandTimeoutMs = options.commandTimeoutMs ?? 2_000;
@@ -127,6 +172,7 @@ export class RedisBus extends Bus {
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(100 * times, 2000),
       connectTimeout: this.commandTimeoutMs,
+      sentinelCommandTimeout: this.commandTimeoutMs,
       keepAlive: 10_000,
     };
     this.publisher = new Redis({ ...common, enableOfflineQueue: false, commandTimeout: this.commandTimeoutMs, connectionName: 'tm-publisher' });
@@ -139,9 +185,18 @@ export class RedisBus extends Bus {
     });
     this.subscriber.on('ready', () => this.events.emit('ready'));
     this.publisher.on('ready', () => void this.drain());
+    if (parsed.kind === 'sentinel') {
+      this.sentinelWatch = new SentinelWatch(parsed, {
+        commandTimeoutMs: this.commandTimeoutMs,
+        onEvent: (event) => this.emitConnection(event),
+        onSwitch: (newMaster) => this.followSwitch(newMaster),
+      });
+      this.sentinelWatch.start();
+    }
     this.heartbeat = setInterval(() => {
       void this.ping(this.publisher, 'publisher');
       void this.ping(this.subscriber, 'subscriber');
+      void this.sentinelWatch?.ping();
     }, options.heartbeatMs ?? HEARTBEAT_MS);
     this.heartbeat.unref();
   }
@@ -168,7 +223,7 @@ export class RedisBus extends Bus {
   private watch(client: Redis, role: string): void {
     const emit = (eventName: string, message: string | null, kind: BusConnectionEvent['kind'] = 'connection') => {
       const event: BusConnectionEvent = { kind, eventName, endpoint: this.endpoint, message, occurredDate: new Date() };
-      this.events.emit('connection', event);
+      this.emitConnection(event);
     };
     client.on('connect', () => emit('connect', role));
     client.on('ready', () => {
@@ -182,9 +237,24 @@ export class RedisBus extends Bus {
       this.logger.warn(`redis ${role}: ${error.message}`);
       emit('error', `${role}: ${error.message}`);
     });
-    // Emitted by ioredis when it is pointed at a new master through Sentinel.
-    client.on('+switch-master', (...args: unknown[]) => emit('+switch-master', args.map(String).join(' '), 'sentinel'));
-    client.on('failover', () => emit('failover', role, 'sentinel'));
+    // Sentinel mode: one Sentinel of the list could not name the master (the next one is asked).
+    client.on('sentinelError', (error: Error) => {
+      this.logger.warn(`redis ${role}: ${error.message}`);
+      emit('sentinelError', `${role}: ${error.message}`, 'sentinel');
+    });
+  }
+
+  /**
+   * The Sentinels named a new master (`host:port`): a connection still open to another Redis asks
+   * them again now. Those that lost the old master are already doing so; this moves those still
+   * connected to it (alive but demoted, as after a partition), which would otherwise publish where
+   * nobody listens any more. One already on the new master is left alone.
+   */
+  private followSwitch(newMaster: string): void {
+    if (this.closed) return;
+    for (const client of [this.publisher, this.subscriber]) {
+      if (client.status === 'ready' && !connectedTo(client, newMaster)) client.disconnect(true);
+    }
   }
 
   async publish(channel: string, message: string): Promise<void> {
@@ -217,6 +287,7 @@ export class RedisBus extends Bus {
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.heartbeat);
+    this.sentinelWatch?.close();
     if (this.outbox.length > 0) this.logger.warn(`closing with ${this.outbox.length} unpublished messages`);
     this.publisher.disconnect();
     this.subscriber.disconnect();

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import { parseRedisConnectionString } from './redis-connection-string';
 
 /** Unit of an interval setting: seconds, minutes (n), hours, days. */
 export type IntervalUnit = 's' | 'n' | 'h' | 'd';
@@ -223,6 +224,18 @@ class Reader {
     }
   }
 
+  /** A Redis or Sentinel URL (redis-connection-string.ts), checked whole; kept as written. */
+  redis(name: string): string | null {
+    const value = this.raw(name);
+    if (value === undefined) return null;
+    const parsed = parseRedisConnectionString(value);
+    if ('problem' in parsed) {
+      this.problems.push(`${name}: ${parsed.problem}`);
+      return null;
+    }
+    return value;
+  }
+
   /** `count/window`, e.g. `20/5n` (20 failed sign-ins per 5 minutes), or `0` for off. */
   signInThrottle(name: string, fallback: SignInThrottleSetting): SignInThrottleSetting | null {
     const value = this.raw(name);
@@ -271,7 +284,7 @@ export function loadSettings(env: Env): Settings {
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
     databasePoolIdleTimeoutMs: r.int('DatabasePoolIdleTimeoutMilliseconds', 30_000, 0, 86_400_000),
-    redisConnectionString: r.url('RedisConnectionString', ['redis:', 'rediss:', 'sentinel:']),
+    redisConnectionString: r.redis('RedisConnectionString'),
     administratorInitialPassword: r.string('AdministratorInitialPassword', 'Administrator'),
     instance: r.string('Instance', hostname()),
     logLevel: (logLevels.includes(logLevel) ? logLevel : 'log') as Settings['logLevel'],

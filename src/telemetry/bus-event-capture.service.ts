@@ -3,8 +3,9 @@ import { Bus, BusConnectionEvent } from '../bus/bus';
 import { CaptureQueues } from '../capture-queues/capture-queues.service';
 
 /**
- * Captures the Redis client's connection and Sentinel events (reconnects, failovers) into their
- * queues, so an operator can line them up with gaps in the other telemetry.
+ * Captures the Redis client's connection events (reconnects) and the Sentinels' events (a master
+ * down, a failover, the new master: src/bus/sentinel-watch.ts) into their queues, so an operator can
+ * line them up with gaps in the other telemetry.
  */
 @Injectable()
 export class BusEventCapture implements OnModuleInit, OnModuleDestroy {

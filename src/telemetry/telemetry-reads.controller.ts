@@ -62,7 +62,7 @@ export class TelemetryReadsController {
   }
 
   @Get('RedisSentinelEvent')
-  @GridReadDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'Sentinel events of the Redis client.')
+  @GridReadDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'Events of the Redis Sentinels (a master down, a failover, the new master), as each node read them.')
   redisSentinelEvent(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
     return this.reads.answer(T.REDIS_SENTINEL_EVENT_TABLE, req, res, p);
   }
