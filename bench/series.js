@@ -31,6 +31,10 @@ const ms = (x) => `${x.toFixed(1)} ms`;
 const hoursAgo = (h) => new Date(Date.now() - h * 3_600_000).toISOString();
 
 async function main() {
+  const admin = new Pool({ connectionString: SERVER, max: 1 });
+  const exists = (await admin.query(`SELECT 1 FROM pg_database WHERE datname = $1`, [DB])).rowCount > 0;
+  await admin.end();
+  if (!exists) throw new Error(`no database ${DB}: run node bench/series-load.js first (BENCH_DB, BENCH_ROWS for another size)`);
   const url = new URL(SERVER);
   url.pathname = `/${DB}`;
   const pool = new Pool({ connectionString: url.toString(), max: 2 });
