@@ -532,6 +532,148 @@ describe('telemetry series (contract 17)', () => {
   });
 });
 
+/**
+ * The rollup (decision 0018) against the rows it summarises: every minute and key, computed here from
+ * ArchiverWarning with a full outer join, must equal the rollup's row exactly; the rows that differ.
+ */
+async function rollupDrift(t: TestApp) {
+  return t.db.query(
+    `WITH truth AS (
+       SELECT date_bin('1 minute', "CreatedDate", '1970-01-01T00:00:00Z') AS "Minute", "StageId", "EntityAnalysisModelGuid", "Instance",
+              max("EntityAnalysisModelName") AS "Name", count(*) AS "Rows", sum("DurationMicroseconds") AS "Sum",
+              min("DurationMicroseconds") AS "Min", max("DurationMicroseconds") AS "Max"
+         FROM "ArchiverWarning" GROUP BY 1, 2, 3, 4)
+     SELECT t.*, r."Rows" AS "RollupRows", r."DurationMicrosecondsSum" AS "RollupSum"
+       FROM truth t FULL JOIN "ArchiverWarningMinute" r
+         ON r."Minute" = t."Minute" AND r."StageId" IS NOT DISTINCT FROM t."StageId"
+        AND r."EntityAnalysisModelGuid" IS NOT DISTINCT FROM t."EntityAnalysisModelGuid" AND r."Instance" IS NOT DISTINCT FROM t."Instance"
+      WHERE t."Minute" IS NULL OR r."Minute" IS NULL OR r."Rows" <> t."Rows" OR r."DurationMicrosecondsSum" <> t."Sum"
+         OR r."DurationMicrosecondsMin" <> t."Min" OR r."DurationMicrosecondsMax" <> t."Max" OR r."EntityAnalysisModelName" IS DISTINCT FROM t."Name"`,
+  );
+}
+
+describe('the ArchiverWarning per-minute rollup stays exactly the rows (decision 0018)', () => {
+  let t: TestApp;
+  let token: string;
+  let admin: Browser;
+  const get = (path: string) => admin.get(path, { authorization: `Bearer ${token}` });
+  const iso = (ms: number) => new Date(ms).toISOString();
+  const rowsIn = async (from: number, to: number, where = 'true') =>
+    Number(
+      (await t.db.query<{ n: string }>(`SELECT count(*) AS n FROM "ArchiverWarning" WHERE "CreatedDate" >= $1 AND "CreatedDate" <= $2 AND ${where}`, [iso(from), iso(to)]))[0]
+        .n,
+    );
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    ({ browser: admin, token } = await signInAdministrator(t));
+  });
+  afterAll(async () => t?.close());
+
+  it('through flushes, a failed flush retried table by table, a restart, deletes, updates and truncation', async () => {
+    const telemetry = () => t.app.get(PipelineTelemetry);
+    const flusher = () => t.app.get(CaptureFlusher);
+    const slow = 10_000_001;
+    const record = (i: number) =>
+      telemetry().recordArchiverStage(`00000000-0000-4000-8000-00000000000${i % 3}`, i % 4 ? `Model ${i % 3}` : null, 1 + (i % 4), slow + i * 17, null);
+    for (let minute = 0; minute < 3; minute++) {
+      for (let i = 0; i < 40; i++) record(i + minute);
+      expect((await flusher().flush()).written.ArchiverWarning).toBe(40);
+      t.clock.advance(MINUTE);
+    }
+    expect(await rollupDrift(t)).toEqual([]);
+    expect(Number((await t.db.query<{ n: string }>(`SELECT sum("Rows") AS n FROM "ArchiverWarningMinute"`))[0].n)).toBe(120);
+
+    // A flush whose one transaction fails (an entry the database refuses) is rolled back, trigger
+    // work included, then written table by table: nothing counted twice, the refused entry not at all.
+    await t.db.query(`ALTER TABLE "ArchiverWarning" ADD CONSTRAINT tm_test_refuse CHECK ("EntityAnalysisModelName" <> 'refused')`);
+    try {
+      for (let i = 0; i < 30; i++) record(i);
+      telemetry().recordArchiverStage('00000000-0000-4000-8000-000000000009', 'refused', 2, slow, null);
+      const report = await flusher().flush();
+      expect(report.setAside).toEqual({ ArchiverWarning: 1 });
+    } finally {
+      await t.db.query(`ALTER TABLE "ArchiverWarning" DROP CONSTRAINT tm_test_refuse`);
+    }
+    expect(await rollupDrift(t)).toEqual([]);
+
+    // A restart: a second node on the same database writes the same minutes' keys (another instance).
+    const second = await startTestApp({ db: t.db, env: { Instance: 'node-b' }, clock: t.clock });
+    try {
+      const other = second.app.get(PipelineTelemetry);
+      for (let i = 0; i < 25; i++) other.recordArchiverStage('00000000-0000-4000-8000-000000000001', 'Model 1', 1 + (i % 4), slow + i, null);
+      for (let i = 0; i < 25; i++) record(i);
+      await Promise.all([second.app.get(CaptureFlusher).flush(), flusher().flush()]);
+    } finally {
+      await second.close();
+    }
+    expect(await rollupDrift(t)).toEqual([]);
+
+    // Rows written by other hands: planted, deleted, moved to another minute and stage.
+    await t.db.query(
+      `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
+       SELECT now(), NULL, NULL, CASE WHEN g % 5 = 0 THEN NULL ELSE 1 + g % 4 END, 20000000 + g, $1::timestamptz - g * interval '7 seconds', CASE WHEN g % 7 = 0 THEN NULL ELSE 'planted' END
+         FROM generate_series(1, 500) g`,
+      [iso(t.clock.nowMs())],
+    );
+    expect(await rollupDrift(t)).toEqual([]);
+    await t.db.query(`DELETE FROM "ArchiverWarning" WHERE "Id" % 3 = 0`);
+    expect(await rollupDrift(t)).toEqual([]);
+    await t.db.query(`UPDATE "ArchiverWarning" SET "CreatedDate" = "CreatedDate" - interval '90 seconds', "StageId" = 4 WHERE "Id" % 5 = 1`);
+    expect(await rollupDrift(t)).toEqual([]);
+    await t.db.query(`UPDATE "ArchiverWarning" SET "DurationMicroseconds" = 1 WHERE "Id" % 7 = 2`);
+    expect(await rollupDrift(t)).toEqual([]);
+
+    // The reads agree with the rows on windows that start and end inside minutes.
+    const now = t.clock.nowMs();
+    for (const [from, to] of [
+      [now - 3_600_000 + 12_345, now - 1_234],
+      [now - 20 * MINUTE + 59_999, now - 3 * MINUTE + 1],
+      [now - 5 * MINUTE + 100, now - 4 * MINUTE - 100],
+    ]) {
+      const grid = await get(`/api/ArchiverWarning?from=${iso(from)}&to=${iso(to)}&take=0`);
+      expect(grid.json.total).toBe(await rowsIn(from, to));
+      const series = await get(`/api/ArchiverWarning/Series?from=${iso(from)}&to=${iso(to)}&by=stageId&stageId=4`);
+      const counted = series.json.series.flatMap((x: { points: { count: number }[] }) => x.points).reduce((a: number, p: { count: number }) => a + p.count, 0);
+      expect(counted).toBe(await rowsIn(from, to, `"StageId" = 4`));
+    }
+
+    await t.db.query(`TRUNCATE "ArchiverWarning"`);
+    expect(await t.db.query(`SELECT 1 FROM "ArchiverWarningMinute"`)).toEqual([]);
+  });
+
+  it('counts more than 100,000 rows exactly from the rollup, and ignores minutes whose rows left without triggers (retention)', async () => {
+    const end = Math.floor(t.clock.nowMs() / MINUTE) * MINUTE - 10 * MINUTE;
+    // 120,000 rows over 50 minutes, ending 10 minutes ago: more than the statistics read.
+    await t.db.query(
+      `INSERT INTO "ArchiverWarning" ("OccurredDate", "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
+       SELECT now(), 1 + g % 4, 10000000 + g % 1000, $1::timestamptz - g * interval '25 milliseconds', 'node-' || g % 3 FROM generate_series(0, 119999) g`,
+      [iso(end)],
+    );
+    expect(await rollupDrift(t)).toEqual([]);
+    const from = end - 40 * MINUTE + 7_777;
+    const to = end - 1_111;
+    for (const filter of ['', '&stageId=2']) {
+      const grid = await get(`/api/ArchiverWarning?from=${iso(from)}&to=${iso(to)}&take=5${filter}`);
+      expect(grid.json.total).toBe(await rowsIn(from, to, filter ? `"StageId" = 2` : 'true'));
+      expect(grid.json.total).toBeGreaterThan(filter ? 20_000 : 90_000);
+      expect(grid.json.statistics.durationMicroseconds.histogram.reduce((a: number, h: { frequency: number }) => a + h.frequency, 0)).toBe(Math.min(100_000, grid.json.total));
+    }
+    // Retention drops whole day partitions (contract 16), which fires no trigger: the oldest minutes'
+    // rows vanish under the rollup. Reads only take rollup minutes from the oldest row's minute on.
+    await t.db.query(`ALTER TABLE "ArchiverWarning" DISABLE TRIGGER USER`);
+    try {
+      await t.db.query(`DELETE FROM "ArchiverWarning" WHERE "CreatedDate" < $1`, [iso(end - 30 * MINUTE)]);
+    } finally {
+      await t.db.query(`ALTER TABLE "ArchiverWarning" ENABLE TRIGGER USER`);
+    }
+    const grid = await get(`/api/ArchiverWarning?from=${iso(from)}&to=${iso(to)}&take=0`);
+    expect(grid.json.total).toBe(await rowsIn(from, to));
+    const series = await get(`/api/ArchiverWarning/Series?from=${iso(from)}&to=${iso(to)}&bucketSeconds=300`);
+    expect(series.json.series[0].points.reduce((a: number, p: { count: number }) => a + p.count, 0)).toBe(await rowsIn(from, to));
+  });
+});
+
 describe('telemetry series on the embedded default (PGlite)', () => {
   it('answers the same figures as computed from the planted rows', async () => {
     const settings = resolveSecrets(loadSettings({ DataDirectory: mkdtempSync(join(tmpdir(), 'tm-series-')), LogLevel: 'error' }));

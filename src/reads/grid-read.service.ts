@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
+import { ProblemError } from '../common/problem';
 import { Clock } from '../common/clock';
 import { AnswerStream, ClientGone, negotiateEncoding } from './answer-stream';
 import { ReadEngine } from './read-engine.service';
@@ -62,6 +63,15 @@ export class GridReads {
     const release = await this.limits.claimRead();
     try {
       return (await this.engine.series(table, query, principal)) as SeriesAnswer;
+    } catch (error) {
+      // A series read from the rows (a sample, or a table without a rollup) over a long, dense window
+      // may pass the statement deadline: a 503 to retry with less, never a 500.
+      if ((error as { code?: unknown } | null)?.code === '57014') {
+        throw new ProblemError(503, 'Service Unavailable', 'The series took longer than the database deadline; narrow the window or leave out samplePercentage.', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      throw error;
     } finally {
       release();
     }

@@ -64,7 +64,16 @@ export const ARCHIVER_WARNING_TABLE: ReadTable = {
   searchColumns: [],
   statistics: ['durationMicroseconds'],
   access: LANDLORD,
-  series: { groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(true), byInstance] },
+  series: {
+    groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(true), byInstance],
+    // The densest table (issue 21: 700,000 rows in an hour): whole minutes are counted and bucketed here.
+    rollup: {
+      table: 'ArchiverWarningMinute',
+      keys: ['StageId', 'EntityAnalysisModelGuid', 'Instance'],
+      values: ['DurationMicroseconds'],
+      name: 'EntityAnalysisModelName',
+    },
+  },
 };
 
 export const CASE_CREATION_STAGE_COUNTER_TABLE: ReadTable = {
