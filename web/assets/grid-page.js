@@ -90,8 +90,9 @@ const filterSelects = filters.map((f) =>
 
 /**
  * A filter whose choices come from the server (`lookup: 'models'`): the models with rows in the last
- * week, named as the Series route names them (the 20 busiest; a model chosen through the address but
- * not among them stays selectable by its GUID). No copy of any name list lives in the browser.
+ * day (one aggregate over a day of rows, cheap beside the grid), named as the Series route names them
+ * (the 20 busiest; a model chosen through the address but not among them stays selectable by its
+ * GUID). No copy of any name list lives in the browser.
  */
 async function fillLookups() {
   await Promise.all(
@@ -99,7 +100,7 @@ async function fillLookups() {
       if (f.lookup !== 'models') return;
       const select = filterSelects[i];
       const chosen = state.filters[f.param];
-      const q = new URLSearchParams({ by: 'entityAnalysisModelGuid', bucketSeconds: '86400', from: new Date(Date.now() - 7 * 86_400_000).toISOString(), to: new Date().toISOString() });
+      const q = new URLSearchParams({ by: 'entityAnalysisModelGuid', bucketSeconds: '86400', from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date().toISOString() });
       let options = [];
       try {
         const { json } = await api('GET', `${grid.api}/Series?${q}`);
