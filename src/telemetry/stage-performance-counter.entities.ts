@@ -25,6 +25,8 @@ export class ArchiverStagePerformanceCounter {
   /** Part of the primary key: the partition key of a partitioned table must be (contract 16, migration PartitionTelemetry). */
   @PrimaryColumn({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()', primaryKeyConstraintName: 'ArchiverStagePerformanceCounter_pkey' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
+  /** The model's name as the capture entry gave it (contract 17); NULL for rows written before it was kept. */
+  @Column({ name: 'EntityAnalysisModelName', type: 'text', nullable: true }) entityAnalysisModelName!: string | null;
 }
 
 @Entity({ name: 'CaseCreationStagePerformanceCounter' })
