@@ -12,11 +12,12 @@ const DAY = 86_400_000;
 const BEFORE = MIGRATIONS.filter((m) => Number(/(\d{13})$/.exec(m.name)![1]) < 1766100000000);
 
 /** The tables this install holds, with the rows planted before the upgrade. */
-const PLANTED = PARTITIONED_TABLES.filter((t) => ['CaptureQueueHealth', 'ModelInvokeWarning', 'UserLogin', 'UserLogout'].includes(t.table));
+const PLANTED = PARTITIONED_TABLES.filter((t) => ['CaptureQueueHealth', 'ModelInvokeWarning', 'ArchiverWarning', 'UserLogin', 'UserLogout'].includes(t.table));
 
 const INSERTS: Record<string, string> = {
   CaptureQueueHealth: `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "CreatedDate") SELECT 1, i, 0, $1::timestamptz - i * interval '1 hour' FROM generate_series(1, $2) i`,
   ModelInvokeWarning: `INSERT INTO "ModelInvokeWarning" ("Message", "CreatedDate") SELECT 'm' || i, $1::timestamptz - i * interval '1 hour' FROM generate_series(1, $2) i`,
+  ArchiverWarning: `INSERT INTO "ArchiverWarning" ("StageId", "DurationMicroseconds", "Instance", "CreatedDate") SELECT 1, i, 'old', $1::timestamptz - i * interval '1 hour' FROM generate_series(1, $2) i`,
   UserLogin: `INSERT INTO "UserLogin" ("CreatedUser", "RemoteIp", "CreatedDate") SELECT 'user' || i, '203.0.113.9', $1::timestamptz - i * interval '1 day' FROM generate_series(1, $2) i`,
   UserLogout: `INSERT INTO "UserLogout" ("CreatedUser", "CreatedDate") SELECT 'user' || i, $1::timestamptz - i * interval '1 day' FROM generate_series(1, $2) i`,
 };
@@ -83,6 +84,8 @@ describe('upgrading an existing install to partitioned tables (contract 16)', ()
           ? `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount") VALUES (2, 0, 0) RETURNING "Id", tableoid::regclass::text AS where`
           : table.table === 'ModelInvokeWarning'
             ? `INSERT INTO "ModelInvokeWarning" ("Message") VALUES ('new') RETURNING "Id", tableoid::regclass::text AS where`
+            : table.table === 'ArchiverWarning'
+              ? `INSERT INTO "ArchiverWarning" ("StageId", "DurationMicroseconds", "Instance") VALUES (1, 1, 'new') RETURNING "Id", tableoid::regclass::text AS where`
             : `INSERT INTO "${table.table}" ("CreatedUser", "CreatedDate") VALUES ('new', now() + interval '40 days') RETURNING "Id", tableoid::regclass::text AS where`,
       );
       expect(Number(row.Id)).toBe(was.maxId + 1);
@@ -115,4 +118,13 @@ describe('upgrading an existing install to partitioned tables (contract 16)', ()
       await expect(db.query(`TRUNCATE "${table}_legacy"`)).rejects.toThrow(/append-only/);
     }
   }, 180_000);
+
+  it('keeps the ArchiverWarning rollup counting through the parent, once per row', async () => {
+    const [{ rows, rolled }] = await db.query<{ rows: string; rolled: string }>(
+      `SELECT (SELECT count(*) FROM "ArchiverWarning") AS rows, (SELECT sum("Rows") FROM "ArchiverWarningMinute") AS rolled`,
+    );
+    expect(Number(rolled)).toBe(Number(rows));
+    const triggers = await db.query<{ name: string }>(`SELECT tgname AS name FROM pg_trigger WHERE tgrelid = '"ArchiverWarning_legacy"'::regclass AND NOT tgisinternal`);
+    expect(triggers).toEqual([]);
+  });
 });

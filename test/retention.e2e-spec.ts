@@ -148,4 +148,26 @@ describe('retention without deletes: telemetry partitioned by day (contract 16)'
     const [{ where }] = await t.db.query<{ where: string }>(`SELECT tableoid::regclass::text AS where FROM "RedisSentinelEvent" WHERE "EventName" = 'stray'`);
     expect(where.replace(/"/g, '')).toBe('RedisSentinelEvent_default');
   });
+
+  it('keeps the per-minute rollup of ArchiverWarning equal to its rows when rows are moved out of DEFAULT and when a day is dropped', async () => {
+    t.clock.set(start + 25 * DAY);
+    const minute = (ms: number) => new Date(Math.floor(ms / 60_000) * 60_000);
+    const old = minute(start + 25 * DAY - 40 * DAY);
+    const recent = minute(start + 25 * DAY - 10 * DAY);
+    for (const at of [old, recent]) {
+      await t.db.query(`INSERT INTO "ArchiverWarning" ("StageId", "DurationMicroseconds", "CreatedDate", "Instance") VALUES (1, 7, $1, 'rollup')`, [at]);
+    }
+    const rollup = async (at: Date) =>
+      (await t.db.query<{ rows: string }>(`SELECT "Rows" AS rows FROM "ArchiverWarningMinute" WHERE "Minute" = $1 AND "Instance" = 'rollup'`, [at])).map((r) => Number(r.rows));
+    expect(await rollup(old)).toEqual([1]);
+    await maintenance.ensurePartitions();
+    // Moved into their days (re-inserted through the parent): still counted once.
+    expect(await rollup(old)).toEqual([1]);
+    expect(await rollup(recent)).toEqual([1]);
+    const report = await maintenance.applyRetention();
+    expect(report.dropped).toContain(partitionName({ table: 'ArchiverWarning', period: 'day', kind: 'telemetry' }, periodStart('day', old)));
+    // The dropped day leaves the rollup too; the kept one stays.
+    expect(await rollup(old)).toEqual([]);
+    expect(await rollup(recent)).toEqual([1]);
+  });
 });
