@@ -4,7 +4,7 @@
 // Needs PostgreSQL on 127.0.0.1:5432 (BENCH_DATABASE_URL to change). Creates its own database, tm_bench_partition_upgrade.
 //
 // 1. The schema of the version before partitioning (every migration before 1766100000000, the audit log's included), then BENCH_ROWS rows in
-//    each table of BENCH_TABLES (default CaptureQueueHealth,UserLogin), spread over BENCH_SPAN_DAYS days (default 400),
+//    each table of BENCH_TABLES (default CaptureQueueHealth,UserLogin,ArchiverWarning: the narrowest, the audit trail with its triggers, the one with a rollup), spread over BENCH_SPAN_DAYS days (default 400),
 //    then VACUUM ANALYZE (an install that has been running).
 // 2. The conversion of each table, as the migrations do it (convertToPartitioned), step by step: the unique index
 //    (Id, CreatedDate) built CONCURRENTLY, the CHECK validated, and the switch (the one transaction that locks the
@@ -21,7 +21,7 @@ const SERVER = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:
 const DB = 'tm_bench_partition_upgrade';
 const ROWS = Number(process.env.BENCH_ROWS || 10_000_000);
 const SPAN_DAYS = Number(process.env.BENCH_SPAN_DAYS || 400);
-const TABLES = (process.env.BENCH_TABLES || 'CaptureQueueHealth,UserLogin').split(',');
+const TABLES = (process.env.BENCH_TABLES || 'CaptureQueueHealth,UserLogin,ArchiverWarning').split(',');
 
 const INSERTS = {
   CaptureQueueHealth: `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "CreatedDate", "Instance")
@@ -29,6 +29,9 @@ const INSERTS = {
   UserLogin: `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp", "LocalIp", "UserAgent")
     SELECT now() - ($2::float8 * 86400 * i / $1) * interval '1 second', 'user' || (i % 5000), i % 5000, 1 + i % 3, 1, i % 10 = 0, CASE WHEN i % 10 = 0 THEN 1 END,
            '203.0.113.' || (i % 250), '10.0.0.5', 'Mozilla/5.0 bench ' || (i % 100) FROM generate_series(1, $1::int) i`,
+  ArchiverWarning: `INSERT INTO "ArchiverWarning" ("OccurredDate", "EntityAnalysisModelGuid", "EntityAnalysisModelName", "StageId", "DurationMicroseconds", "CreatedDate", "Instance")
+    SELECT d - interval '2 seconds', md5((i % 20)::text)::uuid, 'Model ' || (i % 20), 1 + i % 4, 10000 + i % 50000, d, 'node-' || (i % 3)
+      FROM generate_series(1, $1::int) i, LATERAL (SELECT now() - ($2::float8 * 86400 * i / $1) * interval '1 second' AS d) x`,
   UserLogout: `INSERT INTO "UserLogout" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "ReasonId", "OutcomeId", "RemoteIp")
     SELECT now() - ($2::float8 * 86400 * i / $1) * interval '1 second', 'user' || (i % 5000), i % 5000, 1 + i % 3, 1, 1, '203.0.113.' || (i % 250) FROM generate_series(1, $1::int) i`,
 };
@@ -36,6 +39,7 @@ const WRITES = {
   CaptureQueueHealth: `INSERT INTO "CaptureQueueHealth" ("QueueId", "QueueDepth", "DroppedCount", "Instance") VALUES (1, 0, 0, 'old-node')`,
   UserLogin: `INSERT INTO "UserLogin" ("CreatedUser", "RemoteIp") VALUES ('old-node', '203.0.113.1')`,
   UserLogout: `INSERT INTO "UserLogout" ("CreatedUser", "RemoteIp") VALUES ('old-node', '203.0.113.1')`,
+  ArchiverWarning: `INSERT INTO "ArchiverWarning" ("StageId", "DurationMicroseconds", "Instance") VALUES (1, 1, 'old-node')`,
 };
 
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
