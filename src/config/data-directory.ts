@@ -75,6 +75,7 @@ export function prepareDataDirectory(dataDirectory: string): DataDirectoryPrepar
     try {
       chmodSync(path, mode & 0o7700);
     } catch (error) {
+      if (code(error) === 'ENOENT') return; // removed meanwhile
       throw new DataDirectoryRefused(
         `DataDirectory ${directory}: cannot take group and other permissions away from ${path} (${code(error)}): chown -R ${uid ?? 'the service user'} ${directory}, ${fix}`,
       );
