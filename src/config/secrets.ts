@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { readPrivateFile, writePrivateFile } from '../common/private-file';
 import { Settings } from './settings';
 
 type SecretName = 'jwtKey' | 'apiHmacKey';
@@ -8,18 +8,20 @@ const SECRET_NAMES: SecretName[] = ['jwtKey', 'apiHmacKey'];
 
 /**
  * Outside production a missing JwtKey or ApiHmacKey is generated at first start and kept in
- * DataDirectory/secrets.json (mode 0600) so restarts keep sessions and API keys valid.
- * In production loadSettings has already refused to start without them.
+ * DataDirectory/secrets.json (mode 0600, never through a link: src/common/private-file.ts) so
+ * restarts keep sessions and API keys valid. In production loadSettings has already refused to start
+ * without them.
  */
 export function resolveSecrets(settings: Settings): Settings & { jwtKey: string; apiHmacKey: string } {
   const missing = SECRET_NAMES.filter((name) => settings[name] === null);
   if (missing.length === 0) return settings as Settings & { jwtKey: string; apiHmacKey: string };
 
-  mkdirSync(settings.dataDirectory, { recursive: true });
   const file = join(settings.dataDirectory, 'secrets.json');
   let stored: Partial<Record<SecretName, string>> = {};
+  // A link planted as secrets.json, or another user's file, throws: never read as our secret.
+  const text = readPrivateFile(file);
   try {
-    stored = JSON.parse(readFileSync(file, 'utf8')) as Partial<Record<SecretName, string>>;
+    stored = text === null ? {} : (JSON.parse(text) as Partial<Record<SecretName, string>>);
   } catch {
     stored = {};
   }
@@ -30,7 +32,7 @@ export function resolveSecrets(settings: Settings): Settings & { jwtKey: string;
       changed = true;
     }
   }
-  if (changed) writeFileSync(file, JSON.stringify(stored, null, 2), { mode: 0o600 });
+  if (changed) writePrivateFile(file, JSON.stringify(stored, null, 2));
   return {
     ...settings,
     jwtKey: settings.jwtKey ?? stored.jwtKey!,
