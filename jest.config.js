@@ -16,7 +16,7 @@ const swc = [
 ];
 module.exports = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/web'],
   testRegex: '\\.(spec|e2e-spec)\\.ts$',
   transform: { '^.+\\.(t|j|mj)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|oidc-provider|openid-client|oauth4webapi|jose)/)'],

@@ -6,6 +6,7 @@ import express from 'express';
 import { AppModule } from './app.module';
 import { AppLogger } from './common/app-logger';
 import { refuseDeepJson, refuseNonJsonBodies } from './common/body-rules';
+import { displayUrl as openableUrl } from './common/display-url';
 import { Clock } from './common/clock';
 import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
 import { isDatabaseUnavailable } from './database/deadlines';
@@ -101,14 +102,8 @@ export async function listen(app: NestExpressApplication, settings: AppSettings)
   new Logger('Bootstrap').log(`listening on ${displayUrl(app, settings)}`);
 }
 
-/**
- * The address a person can open: localhost when listening on every interface (Nest's own getUrl()
- * answers http://[::1]:5001), the bound address otherwise.
- */
+/** The address a person can open (see common/display-url.ts): the service and the demo print the same host. */
 export function displayUrl(app: NestExpressApplication, settings: Pick<AppSettings, 'bindAddress'>): string {
   const { port } = app.getHttpServer().address() as { port: number };
-  const bound = settings.bindAddress?.replace(/^\[|\]$/g, '');
-  const everywhere = !bound || bound === '0.0.0.0' || bound === '::' || bound === 'localhost';
-  const host = everywhere ? 'localhost' : bound.includes(':') ? `[${bound}]` : bound;
-  return `http://${host}:${port}`;
+  return openableUrl(port, settings.bindAddress);
 }

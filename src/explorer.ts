@@ -29,6 +29,11 @@ const EXPLORER_HTML = `<!doctype html>
 <link rel="stylesheet" href="/assets/explorer.css">
 </head>
 <body>
+<header class="explorer-bar">
+<a class="explorer-back" href="/">← Back to Transaction Monitoring</a>
+<span id="explorer-session" class="explorer-session"></span>
+</header>
+<p class="explorer-note">Requests sent from this page go with your session cookie, so the locks show closed while you are signed in. The cookie is HttpOnly and is never shown to scripts: curl lines name it as a placeholder. For a curl line that runs on its own, choose Authorize and enter an API key (x-api-key); it is kept for this page only.</p>
 <div id="swagger-ui"><noscript>The API explorer needs JavaScript.</noscript></div>
 <script src="/swagger/swagger-ui-bundle.js"></script>
 <script src="/assets/explorer.js"></script>
@@ -71,7 +76,9 @@ export function setupExplorer(app: NestExpressApplication): void {
     .setVersion('1')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'x-api-key')
     .addBearerAuth()
-    .addCookieAuth('authentication-jwt')
+    // Named as the routes name it (@ApiCookieAuth('authentication-jwt') in auth/decorators.ts): under
+    // Nest's default name 'cookie' every route pointed at a scheme the document did not define.
+    .addCookieAuth('authentication-jwt', { type: 'apiKey', in: 'cookie' }, 'authentication-jwt')
     .build();
   const document = SwaggerModule.createDocument(app, config);
   // The documents only; the page and Swagger UI's files are served below.

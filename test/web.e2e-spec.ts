@@ -303,6 +303,8 @@ describe('web pages in a browser', () => {
     }
     const { page } = admin;
     await page.goto(`${t.url}/Administration/Performance/ArchiverWarning`);
+    // The histograms sit behind a toggle, under the chart over time.
+    await page.locator('#statistics-toggle > summary').click();
     const bars = page.locator('[data-testid="histogram-durationMicroseconds"] rect.bar');
     await bars.first().waitFor();
     expect(await bars.count()).toBe(10);
@@ -347,11 +349,11 @@ describe('web pages in a browser', () => {
     ]);
     const { page } = admin;
     const pages: [string, string[]][] = [
-      ['Performance/ArchiverStagePerformanceCounter', ['stageId']],
+      ['Performance/ArchiverStagePerformanceCounter', ['search', 'stageId', 'entityAnalysisModelGuid']],
       ['Performance/CaseCreationStagePerformanceCounter', ['stageId']],
       ['Performance/CaseCreationWarning', ['stageId', 'search']],
       ['Performance/CaptureQueueHealth', ['queueId']],
-      ['Logs/ModelInvokeWarning', ['search']],
+      ['Logs/ModelInvokeWarning', ['search', 'entityAnalysisModelGuid']],
       ['Security/UserLogout', ['search', 'reasonId']],
       ['Security/UserLogin', ['search', 'failed', 'failureTypeId']],
     ];

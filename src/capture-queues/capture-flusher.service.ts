@@ -418,6 +418,7 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShut
           tx,
           {
             entityAnalysisModelGuid: list.map(([, c]) => c.key.modelGuid),
+            entityAnalysisModelName: list.map(([, c]) => c.key.modelName),
             stageId: list.map(([, c]) => c.key.stageId),
             totalMicroseconds: list.map(([, c]) => Math.round(c.totalMicroseconds)),
             minMicroseconds: list.map(([, c]) => Math.round(c.minMicroseconds)),

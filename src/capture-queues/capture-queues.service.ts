@@ -60,7 +60,8 @@ export class CaptureQueues {
   readonly redisConnectionEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY, checkRedisEvent);
   readonly metrics = new MetricSeriesQueue(METRIC_SERIES_CAPACITY);
 
-  readonly archiverCounters = new StageCounters<{ modelGuid: string; stageId: ArchiverStage }>();
+  /** Keyed by model and stage; the model's name travels with its key (the first name seen in the minute). */
+  readonly archiverCounters = new StageCounters<{ modelGuid: string; modelName: string | null; stageId: ArchiverStage }>();
   readonly caseCreationCounters = new StageCounters<{ stageId: CaseCreationStage }>();
 
   /** Depth and pending drop count of every queue, by QueueId. */

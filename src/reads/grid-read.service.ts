@@ -1,12 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
+import { ProblemError } from '../common/problem';
 import { Clock } from '../common/clock';
 import { AnswerStream, ClientGone, negotiateEncoding } from './answer-stream';
 import { ReadEngine } from './read-engine.service';
 import { ReadLimits } from './read-limits';
-import { parseReadQuery } from './read-query';
+import { parseReadQuery, parseSeriesQuery } from './read-query';
 import { ReadTable } from './read-table';
+import { SeriesAnswer } from './series-sql';
 
 /**
  * What every grid route does, so controllers stay one line each: parse the query against the table
@@ -46,6 +48,30 @@ export class GridReads {
       if (!(error instanceof ClientGone) && !answer.gone) {
         this.logger.error(`${table.table} read cut off: ${error instanceof Error ? error.message : String(error)}`);
       }
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * The series beside a grid (contract 17): parsed against the same description (400 naming a bad
+   * parameter), landlord-only like the read (checked by the guard and again by the engine), and
+   * computed by PostgreSQL in one statement under a read slot; the answer is a few points per bucket.
+   */
+  async series(table: ReadTable, req: Request, principal: Principal): Promise<SeriesAnswer> {
+    const query = parseSeriesQuery(table, req.query as Record<string, unknown>, this.clock.nowMs());
+    const release = await this.limits.claimRead();
+    try {
+      return (await this.engine.series(table, query, principal)) as SeriesAnswer;
+    } catch (error) {
+      // A series read from the rows (a sample, or a table without a rollup) over a long, dense window
+      // may pass the statement deadline: a 503 to retry with less, never a 500.
+      if ((error as { code?: unknown } | null)?.code === '57014') {
+        throw new ProblemError(503, 'Service Unavailable', 'The series took longer than the database deadline; narrow the window or leave out samplePercentage.', {
+          headers: { 'Retry-After': '5' },
+        });
+      }
+      throw error;
     } finally {
       release();
     }

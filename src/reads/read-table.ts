@@ -62,6 +62,8 @@ export interface ReadTable {
    * to a known user.
    */
   access: { kind: 'landlord' } | { kind: 'tenant'; tenantColumn: string; userColumn: string };
+  /** The series route beside the grid (telemetry tables only). */
+  series?: SeriesDescription;
 }
 
 /** A plain column of the table, quoted, in camelCase. */
@@ -72,4 +74,42 @@ export function col(column: string, kind: 'value' | 'date' = 'value'): ReadColum
 /** A name next to its code: `lookupOf('stageName', 'StageId', STAGE_NAMES)`. */
 export function lookupOf(name: string, code: string, names: Record<number, string>): ReadColumn {
   return { name, sql: '', lookup: { code, names } };
+}
+
+/**
+ * A column a series may be grouped by (`by`, contract 17): a code or identity column of the table.
+ * `names`: the shown name of each code (stageId, queueId); `nameSql`: a column naming the group
+ * (the model's name next to its GUID), the greatest one seen in the window when they differ.
+ */
+export interface SeriesGroup {
+  param: string;
+  /** Column expression over alias `t`. */
+  sql: string;
+  names?: Record<number, string>;
+  nameSql?: string;
+}
+
+/**
+ * A per-minute rollup of the table (decision 0021), kept exact by triggers on the table: one row per
+ * minute (of the date column) and combination of `keys`, with the count of rows and the sum, least
+ * and greatest of each of `values`. A read whose filters are all among the keys, without sample or
+ * search, takes whole minutes from it and only the partial minutes at the window's edges from rows.
+ */
+export interface RollupDescription {
+  table: string;
+  /** Key columns, named as in the table (the rollup has the same names). */
+  keys: string[];
+  /** Value columns: the rollup holds `<Column>Sum`, `<Column>Min`, `<Column>Max` of each. */
+  values: string[];
+  /** A name column kept as its greatest value per rollup row (the model's name). */
+  name?: string;
+}
+
+/** What the series route of a table offers beside its grid (contract 17). */
+export interface SeriesDescription {
+  /** Columns `by` may name, in the order the OpenAPI document lists them. */
+  groups: SeriesGroup[];
+  /** Stage counters: points also carry `invocations` and `meanMicroseconds` from these columns. */
+  invocations?: { count: string; totalMicroseconds: string };
+  rollup?: RollupDescription;
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { checkModelGuid } from '../capture-queues/capture-entry.checks';
+import { CAPTURE_TEXT, captureText, checkModelGuid } from '../capture-queues/capture-entry.checks';
 import { CaptureQueues } from '../capture-queues/capture-queues.service';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -58,7 +58,11 @@ export class PipelineTelemetry {
     // Pipeline input: a counter or tag is only kept for a well-formed model GUID and a known stage; the
     // warning entry is checked (and dropped and counted if it cannot be written) by its queue.
     const model = checkModelGuid(modelGuid);
-    if (model && stageName) this.queues.archiverCounters.add(`${model}\u0000${stage}`, { modelGuid: model, stageId: stage }, durationMicroseconds);
+    if (model && stageName) {
+      // The name is pipeline input: stripped of control characters and bounded like the warnings' names.
+      const key = { modelGuid: model, modelName: captureText(modelName, CAPTURE_TEXT.name), stageId: stage };
+      this.queues.archiverCounters.add(`${model}\u0000${stage}`, key, durationMicroseconds);
+    }
     if (stageName) this.metrics.archiverStageDuration.record(durationMicroseconds / 1000, stageName);
     if (durationMicroseconds > this.settings.archiverWarnThresholdMilliseconds * 1000) {
       if (stageName) this.metrics.archiverWarnCount.record(1, stageName);

@@ -24,6 +24,8 @@ export class ArchiverStagePerformanceCounter {
   @Column({ name: 'InvokeCount', type: 'bigint', default: 0 }) invokeCount!: string;
   @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
   @Column({ name: 'Instance', type: 'text', nullable: true }) instance!: string | null;
+  /** The model's name as the capture entry gave it (contract 17); NULL for rows written before it was kept. */
+  @Column({ name: 'EntityAnalysisModelName', type: 'text', nullable: true }) entityAnalysisModelName!: string | null;
 }
 
 @Entity({ name: 'CaseCreationStagePerformanceCounter' })

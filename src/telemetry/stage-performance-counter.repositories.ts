@@ -8,10 +8,10 @@ import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } 
 @Injectable()
 export class ArchiverStagePerformanceCounterRepository extends FlushedTableRepository<
   ArchiverStagePerformanceCounter,
-  'entityAnalysisModelGuid' | 'stageId' | 'totalMicroseconds' | 'minMicroseconds' | 'maxMicroseconds' | 'invokeCount'
+  'entityAnalysisModelGuid' | 'entityAnalysisModelName' | 'stageId' | 'totalMicroseconds' | 'minMicroseconds' | 'maxMicroseconds' | 'invokeCount'
 > {
   constructor(@InjectRepository(ArchiverStagePerformanceCounter) repository: Repository<ArchiverStagePerformanceCounter>) {
-    super(repository, ['entityAnalysisModelGuid', 'stageId', 'totalMicroseconds', 'minMicroseconds', 'maxMicroseconds', 'invokeCount']);
+    super(repository, ['entityAnalysisModelGuid', 'entityAnalysisModelName', 'stageId', 'totalMicroseconds', 'minMicroseconds', 'maxMicroseconds', 'invokeCount']);
   }
 }
 

@@ -4,7 +4,8 @@ import type { Request, Response } from 'express';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { GridReads } from '../reads/grid-read.service';
-import { ColumnStatisticsDto, GridReadDocs } from '../reads/read-docs';
+import { ColumnStatisticsDto, GridReadDocs, SeriesDocs } from '../reads/read-docs';
+import { SeriesAnswer } from '../reads/series-sql';
 import * as T from './telemetry.tables';
 
 /**
@@ -70,5 +71,61 @@ export class TelemetryReadsController {
   @GridReadDocs(T.OPEN_TELEMETRY_METRIC_TABLE, 'Per-minute aggregates of every instrument series (name + tags).')
   openTelemetryMetric(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
     return this.reads.answer(T.OPEN_TELEMETRY_METRIC_TABLE, req, res, p);
+  }
+
+  // The series beside each read (contract 17): the same description, bucketed and grouped in PostgreSQL.
+
+  @Get('ArchiverStagePerformanceCounter/Series')
+  @SeriesDocs(T.ARCHIVER_STAGE_COUNTER_TABLE, 'ArchiverStagePerformanceCounter over time: points per bucket, optionally one series per group.')
+  archiverStageCounterSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.ARCHIVER_STAGE_COUNTER_TABLE, req, p);
+  }
+
+  @Get('ArchiverWarning/Series')
+  @SeriesDocs(T.ARCHIVER_WARNING_TABLE, 'ArchiverWarning over time: points per bucket, optionally one series per group.')
+  archiverWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.ARCHIVER_WARNING_TABLE, req, p);
+  }
+
+  @Get('CaseCreationStagePerformanceCounter/Series')
+  @SeriesDocs(T.CASE_CREATION_STAGE_COUNTER_TABLE, 'CaseCreationStagePerformanceCounter over time: points per bucket, optionally one series per group.')
+  caseCreationStageCounterSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.CASE_CREATION_STAGE_COUNTER_TABLE, req, p);
+  }
+
+  @Get('CaseCreationWarning/Series')
+  @SeriesDocs(T.CASE_CREATION_WARNING_TABLE, 'CaseCreationWarning over time: points per bucket, optionally one series per group.')
+  caseCreationWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.CASE_CREATION_WARNING_TABLE, req, p);
+  }
+
+  @Get('ModelInvokeWarning/Series')
+  @SeriesDocs(T.MODEL_INVOKE_WARNING_TABLE, 'ModelInvokeWarning over time: points per bucket, optionally one series per group.')
+  modelInvokeWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.MODEL_INVOKE_WARNING_TABLE, req, p);
+  }
+
+  @Get('CaptureQueueHealth/Series')
+  @SeriesDocs(T.CAPTURE_QUEUE_HEALTH_TABLE, 'CaptureQueueHealth over time: points per bucket, optionally one series per group.')
+  captureQueueHealthSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.CAPTURE_QUEUE_HEALTH_TABLE, req, p);
+  }
+
+  @Get('RedisConnectionEvent/Series')
+  @SeriesDocs(T.REDIS_CONNECTION_EVENT_TABLE, 'RedisConnectionEvent over time: points per bucket, optionally one series per group.')
+  redisConnectionEventSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.REDIS_CONNECTION_EVENT_TABLE, req, p);
+  }
+
+  @Get('RedisSentinelEvent/Series')
+  @SeriesDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'RedisSentinelEvent over time: points per bucket, optionally one series per group.')
+  redisSentinelEventSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.REDIS_SENTINEL_EVENT_TABLE, req, p);
+  }
+
+  @Get('OpenTelemetryMetric/Series')
+  @SeriesDocs(T.OPEN_TELEMETRY_METRIC_TABLE, 'OpenTelemetryMetric over time: points per bucket, optionally one series per group.')
+  openTelemetryMetricSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
+    return this.reads.series(T.OPEN_TELEMETRY_METRIC_TABLE, req, p);
   }
 }

@@ -6,6 +6,7 @@ import { RedisConnectionEvent, RedisSentinelEvent } from './redis-event.entities
 import { RedisConnectionEventRepository, RedisSentinelEventRepository } from './redis-event.repositories';
 import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from './stage-performance-counter.entities';
 import { ArchiverStagePerformanceCounterRepository, CaseCreationStagePerformanceCounterRepository } from './stage-performance-counter.repositories';
+import { ArchiverWarningMinute } from './telemetry-rollup.entities';
 import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from './warning.entities';
 import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from './warning.repositories';
 
@@ -30,6 +31,7 @@ const REPOSITORIES = [
       ArchiverStagePerformanceCounter,
       CaseCreationStagePerformanceCounter,
       ArchiverWarning,
+      ArchiverWarningMinute,
       CaseCreationWarning,
       ModelInvokeWarning,
       RedisConnectionEvent,

@@ -1,4 +1,4 @@
-import { col, lookupOf, ReadFilter, ReadTable } from '../reads/read-table';
+import { col, lookupOf, ReadFilter, ReadTable, SeriesGroup } from '../reads/read-table';
 import { ARCHIVER_STAGE_NAMES, CAPTURE_QUEUE_NAMES, CASE_CREATION_STAGE_NAMES } from './telemetry.types';
 
 /**
@@ -10,12 +10,24 @@ const stageFilter: ReadFilter = { param: 'stageId', sql: 't."StageId"', type: 'i
 const modelFilter: ReadFilter = { param: 'entityAnalysisModelGuid', sql: 't."EntityAnalysisModelGuid"', type: 'uuid' };
 const COUNTER_STATISTICS = ['totalMicroseconds', 'minMicroseconds', 'maxMicroseconds', 'invokeCount'];
 
+/** What a series (contract 17) may be grouped by: the code and identity columns of each table. */
+const byStage = (names: Record<number, string>): SeriesGroup => ({ param: 'stageId', sql: 't."StageId"', names });
+const byModel = (named: boolean): SeriesGroup => ({
+  param: 'entityAnalysisModelGuid',
+  sql: 't."EntityAnalysisModelGuid"',
+  ...(named ? { nameSql: 't."EntityAnalysisModelName"' } : {}),
+});
+const byQueue: SeriesGroup = { param: 'queueId', sql: 't."QueueId"', names: CAPTURE_QUEUE_NAMES };
+const byInstance: SeriesGroup = { param: 'instance', sql: 't."Instance"' };
+const COUNTER_INVOCATIONS = { count: 'InvokeCount', totalMicroseconds: 'TotalMicroseconds' };
+
 export const ARCHIVER_STAGE_COUNTER_TABLE: ReadTable = {
   table: 'ArchiverStagePerformanceCounter',
   dateColumn: 'CreatedDate',
   columns: [
     col('Id'),
     col('EntityAnalysisModelGuid'),
+    col('EntityAnalysisModelName'),
     col('StageId'),
     lookupOf('stageName', 'StageId', ARCHIVER_STAGE_NAMES),
     col('TotalMicroseconds'),
@@ -26,9 +38,11 @@ export const ARCHIVER_STAGE_COUNTER_TABLE: ReadTable = {
     col('Instance'),
   ],
   filters: [stageFilter, modelFilter],
-  searchColumns: [],
+  // As ModelInvokeWarning: a case-insensitive substring of the model's name.
+  searchColumns: ['t."EntityAnalysisModelName"'],
   statistics: COUNTER_STATISTICS,
   access: LANDLORD,
+  series: { groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(true), byInstance], invocations: COUNTER_INVOCATIONS },
 };
 
 export const ARCHIVER_WARNING_TABLE: ReadTable = {
@@ -50,6 +64,16 @@ export const ARCHIVER_WARNING_TABLE: ReadTable = {
   searchColumns: [],
   statistics: ['durationMicroseconds'],
   access: LANDLORD,
+  series: {
+    groups: [byStage(ARCHIVER_STAGE_NAMES), byModel(true), byInstance],
+    // The densest table (issue 21: 700,000 rows in an hour): whole minutes are counted and bucketed here.
+    rollup: {
+      table: 'ArchiverWarningMinute',
+      keys: ['StageId', 'EntityAnalysisModelGuid', 'Instance'],
+      values: ['DurationMicroseconds'],
+      name: 'EntityAnalysisModelName',
+    },
+  },
 };
 
 export const CASE_CREATION_STAGE_COUNTER_TABLE: ReadTable = {
@@ -70,6 +94,7 @@ export const CASE_CREATION_STAGE_COUNTER_TABLE: ReadTable = {
   searchColumns: [],
   statistics: COUNTER_STATISTICS,
   access: LANDLORD,
+  series: { groups: [byStage(CASE_CREATION_STAGE_NAMES), byInstance], invocations: COUNTER_INVOCATIONS },
 };
 
 export const CASE_CREATION_WARNING_TABLE: ReadTable = {
@@ -93,6 +118,7 @@ export const CASE_CREATION_WARNING_TABLE: ReadTable = {
   searchColumns: ['t."CaseKeyValue"'],
   statistics: ['durationMicroseconds'],
   access: LANDLORD,
+  series: { groups: [byStage(CASE_CREATION_STAGE_NAMES), byInstance] },
 };
 
 export const MODEL_INVOKE_WARNING_TABLE: ReadTable = {
@@ -114,6 +140,7 @@ export const MODEL_INVOKE_WARNING_TABLE: ReadTable = {
   searchColumns: ['t."EntityAnalysisModelName"', 't."Message"'],
   statistics: ['elapsedMicroseconds', 'sinceLastEntryMicroseconds'],
   access: LANDLORD,
+  series: { groups: [byModel(true), byInstance] },
 };
 
 export const CAPTURE_QUEUE_HEALTH_TABLE: ReadTable = {
@@ -132,6 +159,7 @@ export const CAPTURE_QUEUE_HEALTH_TABLE: ReadTable = {
   searchColumns: [],
   statistics: ['queueDepth', 'droppedCount'],
   access: LANDLORD,
+  series: { groups: [byQueue, byInstance] },
 };
 
 const redisEventTable = (table: string): ReadTable => ({
@@ -150,6 +178,7 @@ const redisEventTable = (table: string): ReadTable => ({
   searchColumns: ['t."EventName"', 't."Endpoint"', 't."Message"'],
   statistics: [],
   access: LANDLORD,
+  series: { groups: [byInstance] },
 });
 
 export const REDIS_CONNECTION_EVENT_TABLE = redisEventTable('RedisConnectionEvent');
@@ -163,4 +192,5 @@ export const OPEN_TELEMETRY_METRIC_TABLE: ReadTable = {
   searchColumns: ['t."Name"'],
   statistics: ['count', 'sum', 'min', 'max'],
   access: LANDLORD,
+  series: { groups: [byInstance] },
 };

@@ -49,7 +49,10 @@ export const PAGES: readonly PageDefinition[] = [
   telemetry('Performance', 'CaseCreationStagePerformanceCounter', 'Case Creation Stage Performance Counter'),
   telemetry('Performance', 'CaseCreationWarning', 'Case Creation Warning'),
   telemetry('Performance', 'CaptureQueueHealth', 'Capture Queue Health'),
+  telemetry('Performance', 'OpenTelemetryMetric', 'OpenTelemetry Metric'),
   telemetry('Logs', 'ModelInvokeWarning', 'Model Invoke Warning'),
+  telemetry('Logs', 'RedisConnectionEvent', 'Redis Connection Event'),
+  telemetry('Logs', 'RedisSentinelEvent', 'Redis Sentinel Event'),
 ];
 
 /** Case-insensitive lookup, as the original ASP.NET routes matched regardless of case. */

@@ -27,13 +27,20 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
 }
 
-/** A fresh browser session (its own cookies) with a desktop-sized window. */
-export async function newSession(browser: Browser, options: { acceptDownloads?: boolean } = {}): Promise<{ context: BrowserContext; page: Page }> {
+/**
+ * A fresh browser session (its own cookies) with a desktop-sized window, in UTC unless `timezoneId`
+ * names another zone (Chromium then runs the page's clock there, as a browser in that city would).
+ */
+export async function newSession(
+  browser: Browser,
+  options: { acceptDownloads?: boolean; timezoneId?: string; userAgent?: string; viewport?: { width: number; height: number } } = {},
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({
-    viewport: { width: 1360, height: 860 },
+    viewport: options.viewport ?? { width: 1360, height: 860 },
     acceptDownloads: options.acceptDownloads ?? true,
     locale: 'en-GB',
-    timezoneId: 'UTC',
+    timezoneId: options.timezoneId ?? 'UTC',
+    userAgent: options.userAgent,
   });
   const page = await context.newPage();
   // The pages ask with their own in-page dialog (confirmInPage). A native confirm() is dismissed, so

@@ -15,9 +15,18 @@ export async function seedTelemetry(t: TestApp): Promise<void> {
   for (let i = 0; i < 24; i++) {
     const stage = (i % 4) + 1;
     await t.db.query(
-      `INSERT INTO "ArchiverStagePerformanceCounter" ("EntityAnalysisModelGuid", "StageId", "TotalMicroseconds", "MinMicroseconds", "MaxMicroseconds", "InvokeCount", "CreatedDate", "Instance")
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 'node-1.bank.example')`,
-      [i % 3 ? MODEL : OTHER_MODEL, stage, 133_971_466 + i * 9_876_543, 12 + i, 8_912_345 + i * 1_000, 45_796_123 + i * 17_011, at(i * 2 + 1)],
+      `INSERT INTO "ArchiverStagePerformanceCounter" ("EntityAnalysisModelGuid", "EntityAnalysisModelName", "StageId", "TotalMicroseconds", "MinMicroseconds", "MaxMicroseconds", "InvokeCount", "CreatedDate", "Instance")
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'node-1.bank.example')`,
+      [
+        i % 3 ? MODEL : OTHER_MODEL,
+        i % 3 ? 'Card fraud scoring (retail)' : 'Anti money laundering',
+        stage,
+        133_971_466 + i * 9_876_543,
+        12 + i,
+        8_912_345 + i * 1_000,
+        45_796_123 + i * 17_011,
+        at(i * 2 + 1),
+      ],
     );
     await t.db.query(
       `INSERT INTO "CaseCreationStagePerformanceCounter" ("StageId", "TotalMicroseconds", "MinMicroseconds", "MaxMicroseconds", "InvokeCount", "CreatedDate", "Instance")

@@ -50,12 +50,107 @@ export function byId(id) {
 
 const pad = (n) => String(n).padStart(2, '0');
 
-/** An ISO instant as local "YYYY-MM-DD HH:mm:ss"; empty for null. */
+// ---- time zones: every date says its zone; the reader picks local time or UTC -------------------
+
+const ZONE_KEY = 'time-zone';
+
+/**
+ * 'utc' or 'local': how this browser shows dates, as the reader last chose (kept in localStorage).
+ * The API and the CSV export are UTC whatever is chosen here.
+ */
+export function zoneMode() {
+  try {
+    return localStorage.getItem(ZONE_KEY) === 'utc' ? 'utc' : 'local';
+  } catch {
+    return 'local';
+  }
+}
+
+/** Remembers the reader's choice of zone ('utc' or 'local'). */
+export function setZoneMode(mode) {
+  try {
+    localStorage.setItem(ZONE_KEY, mode === 'utc' ? 'utc' : 'local');
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+}
+
+const zoneNames = new Intl.DateTimeFormat('en-US', { timeZoneName: 'short' });
+
+/**
+ * The short name of the zone a date is shown in: "UTC", or the browser's zone at that instant
+ * ("EST", "EDT", "GMT+1", "GMT+5:30"), so summer and winter time each say which they are.
+ */
+export function zoneName(value = Date.now(), mode = zoneMode()) {
+  if (mode === 'utc') return 'UTC';
+  const d = new Date(value);
+  if (Number.isNaN(d.getTime())) return '';
+  return zoneNames.formatToParts(d).find((part) => part.type === 'timeZoneName')?.value ?? 'local';
+}
+
+/** The IANA name of the browser's zone ("America/New_York"), for the switch's explanation. */
+export function localZoneId() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'local';
+}
+
+/** The wall-clock parts of an instant in the chosen zone. */
+export function clockParts(value, mode = zoneMode()) {
+  const d = value instanceof Date ? value : new Date(value);
+  if (mode === 'utc') {
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  }
+  return { year: d.getFullYear(), month: d.getMonth() + 1, day: d.getDate(), hour: d.getHours(), minute: d.getMinutes(), second: d.getSeconds() };
+}
+
+/**
+ * An ISO instant as "YYYY-MM-DD HH:mm:ss ZONE" in the chosen zone ("2026-11-25 14:19:32 EST",
+ * "2026-11-25 19:19:32 UTC"); empty for null.
+ */
 export function formatDate(value) {
   if (value === null || value === undefined || value === '') return '';
   const d = new Date(value);
   if (Number.isNaN(d.getTime())) return String(value);
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  const p = clockParts(d);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)} ${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)} ${zoneName(d)}`;
+}
+
+/** "HH:mm" (or "MM-DD HH:mm" with `day`) in the chosen zone, for a chart's time axis. */
+export function formatClock(value, { day = false, seconds = false } = {}) {
+  const p = clockParts(new Date(value));
+  const time = `${pad(p.hour)}:${pad(p.minute)}${seconds ? `:${pad(p.second)}` : ''}`;
+  return day ? `${pad(p.month)}-${pad(p.day)} ${time}` : time;
+}
+
+/** A `datetime-local` value ("YYYY-MM-DDTHH:mm", wall time in the chosen zone) as an ISO instant. */
+export function wallTimeToIso(wall) {
+  if (!wall) return '';
+  const d = zoneMode() === 'utc' ? new Date(`${wall}Z`) : new Date(wall);
+  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
+}
+
+/** An ISO instant as a `datetime-local` value in the chosen zone. */
+export function isoToWallTime(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  const p = clockParts(d);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
+}
+
+/**
+ * How long ago an instant was, in words: "just now", "4 min ago", "3 h ago", "12 days ago"; empty
+ * for null. `now` is the browser's clock.
+ */
+export function formatAgo(value, now = Date.now()) {
+  if (value === null || value === undefined || value === '') return '';
+  const ms = now - new Date(value).getTime();
+  if (!Number.isFinite(ms)) return '';
+  if (ms < 60_000) return ms < -60_000 ? 'in the future' : 'under a minute ago';
+  const minutes = Math.floor(ms / 60_000);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return `${Math.floor(hours / 24)} days ago`;
 }
 
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });

@@ -3,10 +3,12 @@
 // a summary in human units and a histogram. Everything a person chose is in the address, the page
 // number included, so a reload or a shared link shows the same view.
 import { api, humanise, problemLines } from './api.js';
-import { clear, field, focusOn, formatDate, formatMeasure, formatMicroseconds, formatNumber, h, notice } from './dom.js';
+import { clear, field, focusOn, formatDate, formatMeasure, formatMicroseconds, formatNumber, h, isoToWallTime, notice, wallTimeToIso, zoneMode, zoneName } from './dom.js';
 import { FAILURE_NOTES, GRIDS, PASSWORD_CHANGE_REQUESTED } from './grids.js';
+import { formatBucket, seriesChart } from './chart.js';
 import { histogram } from './histogram.js';
 import { content, startPage } from './layout.js';
+import { deviceCell } from './sessions.js';
 
 const PAGE_SIZE = 25;
 const TAKES = [100, 1000, 10000, 100000];
@@ -32,21 +34,14 @@ const state = {
   sortDirection: (initial.get('sortDirection') ?? 'desc').toLowerCase() === 'asc' ? 'asc' : 'desc',
   // 0-based here, 1-based in the address.
   page: Math.max(0, (Number.parseInt(initial.get('page') ?? '1', 10) || 1) - 1),
+  // The chart: which measure, and one line per what ('' for one line over all rows).
+  chartMeasure: Math.max(0, Math.min((grid.chart?.measures.length ?? 1) - 1, Number.parseInt(initial.get('chart') ?? '0', 10) || 0)),
+  chartBy: initial.has('by') ? (grid.chart?.by.some((b) => b.param === initial.get('by')) ? initial.get('by') : '') : (grid.chart?.by[0]?.param ?? ''),
 };
 
-/** datetime-local (local wall time) ↔ ISO instant. */
-function toIso(local) {
-  if (!local) return '';
-  const d = new Date(local);
-  return Number.isNaN(d.getTime()) ? '' : d.toISOString();
-}
-function toLocalInput(iso) {
-  if (!iso) return '';
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return '';
-  const pad = (n) => String(n).padStart(2, '0');
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-}
+/** datetime-local (wall time in the zone the reader chose, see dom.js) ↔ ISO instant. */
+const toIso = wallTimeToIso;
+const toLocalInput = isoToWallTime;
 
 /** The API query of the current state (no page: paging happens here, within the rows loaded). */
 function query({ take = state.take } = {}) {
@@ -68,6 +63,10 @@ function remember() {
   const q = query();
   if (state.take === DEFAULT_TAKE) q.delete('take');
   if (state.page > 0) q.set('page', String(state.page + 1));
+  if (grid.chart) {
+    if (state.chartMeasure > 0) q.set('chart', String(state.chartMeasure));
+    if (state.chartBy !== (grid.chart.by[0]?.param ?? '')) q.set('by', state.chartBy);
+  }
   const text = q.toString();
   history.replaceState(null, '', text ? `${location.pathname}?${text}` : location.pathname);
 }
@@ -76,27 +75,61 @@ function remember() {
 
 const fromInput = h('input', { type: 'datetime-local', name: 'from', value: toLocalInput(state.from) });
 const toInput = h('input', { type: 'datetime-local', name: 'to', value: toLocalInput(state.to) });
-const searchInput = grid.search ? h('input', { type: 'search', name: 'search', value: state.search, placeholder: grid.search, maxlength: 256 }) : null;
+// Wide enough for its whole placeholder (`size` counts characters; the stylesheet keeps a floor).
+const searchInput = grid.search
+  ? h('input', { type: 'search', name: 'search', value: state.search, placeholder: grid.search, maxlength: 256, size: grid.search.length + 4 })
+  : null;
 const filterSelects = filters.map((f) =>
   h(
     'select',
     { name: f.param },
     h('option', { value: '' }, f.all ?? 'All'),
-    f.options.map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
+    (f.options ?? []).map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
   ),
 );
+
+/**
+ * A filter whose choices come from the server (`lookup: 'models'`): the models with rows in the last
+ * day (one aggregate over a day of rows, cheap beside the grid), named as the Series route names them
+ * (the 20 busiest; a model chosen through the address but not among them stays selectable by its
+ * GUID). No copy of any name list lives in the browser.
+ */
+async function fillLookups() {
+  await Promise.all(
+    filters.map(async (f, i) => {
+      if (f.lookup !== 'models') return;
+      const select = filterSelects[i];
+      const chosen = state.filters[f.param];
+      const q = new URLSearchParams({ by: 'entityAnalysisModelGuid', bucketSeconds: '86400', from: new Date(Date.now() - 86_400_000).toISOString(), to: new Date().toISOString() });
+      let options = [];
+      try {
+        const { json } = await api('GET', `${grid.api}/Series?${q}`);
+        options = (json?.series ?? []).filter((x) => x.key !== 'other' && x.key !== 'all').map((x) => [x.key, x.name ?? x.key]);
+      } catch {
+        // Without the list the filter still offers "All models" and any model named in the address.
+      }
+      if (chosen && !options.some(([value]) => value === chosen)) options.push([chosen, chosen]);
+      options.sort((a, b) => String(a[1]).localeCompare(String(b[1])));
+      select.replaceChildren(h('option', { value: '' }, f.all ?? 'All'), ...options.map(([value, name]) => h('option', { value, selected: value === chosen }, name)));
+    }),
+  );
+}
 const exportLink = h('a', { class: 'button', id: 'export-csv', download: `${gridName}.csv`, title: `Every matching row (up to ${formatNumber(EXPORT_TAKE)}), in the order shown` }, 'Export CSV');
 
 const toolbar = h(
   'form',
   { class: 'toolbar', id: 'grid-toolbar', novalidate: true, 'aria-label': 'Filters' },
-  field('From', fromInput),
-  field('To', toInput),
+  field(`From (${zoneName()})`, fromInput),
+  field(`To (${zoneName()})`, toInput),
   searchInput ? field('Search', searchInput) : null,
   filters.map((f, i) => field(f.label, filterSelects[i])),
   h('div', { class: 'toolbar-actions' }, h('button', { type: 'submit', class: 'primary' }, 'Apply'), h('button', { type: 'button', id: 'reset-filters', onclick: reset }, 'Reset'), exportLink),
 );
-const hint = h('p', { class: 'hint' }, `Without From and To the grid shows the last hour (by ${grid.dateLabel ?? 'created'} date).`);
+const hint = h(
+  'p',
+  { class: 'hint' },
+  `Without From and To the grid shows the last hour (by ${grid.dateLabel ?? 'created'} date). Dates are shown in ${zoneMode() === 'utc' ? 'UTC' : `your local time (${zoneName()})`}; the CSV export and the API give them in UTC.`,
+);
 const messages = h('div', { class: 'messages', id: 'grid-messages' });
 const statistics = h('div', { class: 'statistics', id: 'statistics' });
 const summary = h('p', { class: 'grid-summary', id: 'grid-summary', 'aria-live': 'polite' });
@@ -156,7 +189,66 @@ chooser.addEventListener('keydown', (event) => {
   }
 });
 
-root.append(toolbar, hint, messages, statistics, h('div', { class: 'grid-bar' }, summary, chooser), note, tableHolder, pager);
+// ---- the chart over time (contract 17), and the histograms behind a toggle ------------------------
+
+const chartHolder = h('div', { class: 'chart-holder', id: 'chart-holder' });
+const chartNote = h('p', { class: 'hint chart-note', id: 'chart-note' });
+const measureSelect = grid.chart
+  ? h('select', { name: 'chart', id: 'chart-measure', 'aria-label': 'Measure drawn' }, grid.chart.measures.map((m, i) => h('option', { value: String(i), selected: i === state.chartMeasure }, m.label)))
+  : null;
+const bySelect = grid.chart
+  ? h(
+      'select',
+      { name: 'by', id: 'chart-by', 'aria-label': 'One line per' },
+      grid.chart.by.map((b) => h('option', { value: b.param, selected: b.param === state.chartBy }, `Per ${b.label.toLowerCase()}`)),
+      h('option', { value: '', selected: state.chartBy === '' }, 'All rows together'),
+    )
+  : null;
+const chartCard = grid.chart
+  ? h(
+      'section',
+      { class: 'card chart-card', id: 'chart-card', 'aria-labelledby': 'chart-title' },
+      h('div', { class: 'chart-head' }, h('h2', { id: 'chart-title' }, 'Over time'), h('div', { class: 'chart-controls' }, measureSelect, bySelect)),
+      chartHolder,
+      chartNote,
+    )
+  : null;
+let lastSeries = null;
+measureSelect?.addEventListener('change', () => {
+  state.chartMeasure = Number(measureSelect.value);
+  void loadChart().then(remember);
+});
+bySelect?.addEventListener('change', () => {
+  state.chartBy = bySelect.value;
+  void loadChart().then(remember);
+});
+
+const statisticsKey = 'grid-statistics-open';
+const statisticsToggle =
+  grid.statistics.length > 0
+    ? h(
+        'details',
+        { class: 'statistics-toggle', id: 'statistics-toggle', open: readOpen() },
+        h('summary', {}, 'Distribution: figures and histograms over the rows loaded'),
+        statistics,
+      )
+    : null;
+function readOpen() {
+  try {
+    return localStorage.getItem(statisticsKey) === 'open';
+  } catch {
+    return false;
+  }
+}
+statisticsToggle?.addEventListener('toggle', () => {
+  try {
+    localStorage.setItem(statisticsKey, statisticsToggle.open ? 'open' : 'closed');
+  } catch {
+    // private mode: the choice lasts for this page only
+  }
+});
+
+root.append(...[toolbar, hint, messages, chartCard, statisticsToggle, h('div', { class: 'grid-bar' }, summary, chooser), note, tableHolder, pager].filter(Boolean));
 
 function readToolbar() {
   state.from = toIso(fromInput.value);
@@ -207,7 +299,7 @@ function cell(column, row) {
   const empty = value === null || value === undefined || value === '';
   switch (column.type) {
     case 'date':
-      return td({ class: 'date' }, formatDate(value));
+      return td({ class: 'date' }, dateParts(value));
     case 'number': {
       // As precise as the column's statistics need to tell its values apart (8.912 s beside 8.915 s).
       const shown = formatMeasure(value, column.unit, { resolution: resolutions[column.field] });
@@ -228,10 +320,27 @@ function cell(column, row) {
         empty ? '' : String(value),
         FAILURE_NOTES[row.failureTypeId] ? h('span', { class: 'cell-note' }, FAILURE_NOTES[row.failureTypeId]) : null,
       );
+    case 'model':
+      // The model's name, its GUID shortened under it (the whole GUID on hover); rows written before
+      // names were captured show the GUID alone.
+      return td(
+        { class: 'model' },
+        row[column.field] ? softBreaks(String(row[column.field])) : null,
+        row.entityAnalysisModelGuid
+          ? h('span', { class: row[column.field] ? 'cell-note guid' : 'guid', title: String(row.entityAnalysisModelGuid) }, `${String(row.entityAnalysisModelGuid).slice(0, 8)}…`)
+          : null,
+      );
+    case 'tags': {
+      // An instrument's attributes as "stage=BuildArchiveJson", one per line.
+      const pairs = value && typeof value === 'object' ? Object.entries(value) : [];
+      return td({ class: 'tags' }, pairs.length === 0 ? '' : pairs.map(([k, v]) => h('div', {}, `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)));
+    }
+    case 'agent':
+      return td({ class: 'agent-cell' }, empty ? '' : deviceCell(String(value)));
     case 'sessionStart':
       return empty
         ? td({ class: 'date muted', title: row.outcomeId === 2 ? 'No session was presented.' : 'No session was open (or, for an older row, its start was not recorded).' }, '—')
-        : td({ class: 'date' }, formatDate(value));
+        : td({ class: 'date' }, dateParts(value));
     case 'sessionLength':
       return empty
         ? td({ class: 'num muted' }, '—')
@@ -244,6 +353,17 @@ function cell(column, row) {
       return td({}, softBreaks(text), column.sub && row[column.sub] ? h('span', { class: 'cell-note' }, String(row[column.sub])) : null);
     }
   }
+}
+
+/**
+ * A date cell's text: the date and time kept together, the zone after a space where a narrow column
+ * may wrap it onto a line of its own rather than widen the table.
+ */
+function dateParts(value) {
+  const text = formatDate(value);
+  const cut = text.lastIndexOf(' ');
+  if (cut < 0) return text;
+  return [h('span', { class: 'when' }, text.slice(0, cut)), ' ', h('span', { class: 'zone' }, text.slice(cut + 1))];
 }
 
 // ---- table, summary and pager -----------------------------------------------------------------
@@ -372,6 +492,58 @@ function renderStatistics(stats) {
 
 // ---- loading ----------------------------------------------------------------------------------
 
+/** The Series query of the current filters: the grid's window and codes, no search, sort or take. */
+function seriesQuery() {
+  const measure = grid.chart.measures[state.chartMeasure];
+  const q = new URLSearchParams();
+  if (state.from) q.set('from', state.from);
+  if (state.to) q.set('to', state.to);
+  for (const f of filters) if (state.filters[f.param]) q.set(f.param, state.filters[f.param]);
+  if (measure.column) q.set('column', measure.column);
+  if (state.chartBy) q.set('by', state.chartBy);
+  return q;
+}
+
+function drawChart() {
+  if (!grid.chart || !lastSeries) return;
+  // The Series route takes the window and the codes, not the search: say so when a search is on.
+  chartNote.textContent = grid.search && state.search ? `The chart follows From, To and the filters above, not the search “${state.search}”.` : '';
+  const measure = grid.chart.measures[state.chartMeasure];
+  const by = grid.chart.by.find((b) => b.param === state.chartBy);
+  chartHolder.replaceChildren(
+    seriesChart(lastSeries, measure, {
+      width: chartHolder.clientWidth || 640,
+      bucketLabel: `${measure.label}, ${by ? `one line per ${by.label.toLowerCase()}` : 'all rows together'}, per ${formatBucket(lastSeries.bucketSeconds)}`,
+    }),
+  );
+}
+
+async function loadChart() {
+  if (!grid.chart) return;
+  chartHolder.dataset.state = 'loading';
+  try {
+    const { json } = await api('GET', `${grid.api}/Series?${seriesQuery()}`);
+    lastSeries = json;
+    drawChart();
+  } catch (error) {
+    lastSeries = null;
+    chartHolder.replaceChildren(notice('error', problemLines(error), { testid: 'chart-error' }));
+  }
+  chartHolder.dataset.state = 'ready';
+}
+
+// The chart is drawn to the width it has; a resize (a phone turned, a window widened) redraws it.
+if (grid.chart && 'ResizeObserver' in window) {
+  let width = 0;
+  let timer = null;
+  new ResizeObserver(() => {
+    if (Math.abs(chartHolder.clientWidth - width) < 8) return;
+    width = chartHolder.clientWidth;
+    clearTimeout(timer);
+    timer = setTimeout(drawChart, 120);
+  }).observe(chartHolder);
+}
+
 async function load({ keepPage = false } = {}) {
   readToolbar();
   if (state.from && state.to && new Date(state.from) > new Date(state.to)) {
@@ -387,6 +559,7 @@ async function load({ keepPage = false } = {}) {
   summary.textContent = 'Loading…';
   summary.dataset.state = 'loading';
   clear(messages);
+  const chart = loadChart();
   try {
     const { json } = await api('GET', `${grid.api}?${q}`);
     rows = Array.isArray(json?.rows) ? json.rows : [];
@@ -400,8 +573,10 @@ async function load({ keepPage = false } = {}) {
   }
   loaded = true;
   renderTable();
+  await chart;
   summary.dataset.state = 'ready';
 }
 
+await fillLookups();
 await load({ keepPage: true });
 document.body.dataset.ready = 'true';

@@ -58,7 +58,8 @@ export const FAILURE_NOTES = {
   12: 'Too many failed sign-ins from this address recently (SignInThrottle): refused without checking the password.',
 };
 
-// Column kinds: date, text, number (with `unit: 'µs'` for durations shown in ms/s/min), guid (a
+// Column kinds: date, text, agent (a User-Agent shown as the device it names, the full text one tap
+// away), number (with `unit: 'µs'` for durations shown in ms/s/min), guid (a
 // short form with the full value on hover), outcome (UserLogin's Failed flag). `optional` columns
 // start hidden (the Columns menu shows them); `wide` text is cut to one line with the full text on hover.
 const date = (field, label, extra = {}) => ({ field, label, type: 'date', ...extra });
@@ -69,7 +70,26 @@ const guid = (field, label, extra = {}) => ({ field, label, type: 'guid', ...ext
 // Codes are shown (and sorted) by the name the row carries next to them.
 const code = (field, label, extra = {}) => ({ field, label, type: 'text', ...extra });
 
+// The chart over time of each telemetry page (contract 17): the measures it can draw (`column` is
+// the Series route's column; `mean` and `max` the point fields drawn as the solid and dashed line)
+// and what it can draw one line per (`by`). Names of stages, queues and models come with the answer.
+const timeMeasure = (column, label) => ({ label, column, unit: 'µs', mean: 'mean', max: 'max' });
+const countMeasure = (column, label) => ({ label, column, mean: 'mean', max: 'max' });
+/**
+ * The stage counters: the time an invocation takes, as the mean per invocation (TotalMicroseconds over
+ * InvokeCount, the route's meanMicroseconds) beside the slowest one in the bucket (max of MaxMicroseconds).
+ */
+const counterMeasures = [
+  { label: 'Time per invocation', column: 'maxMicroseconds', unit: 'µs', mean: 'meanMicroseconds', max: 'max', meanLabel: 'mean per invocation', maxLabel: 'slowest invocation' },
+  { label: 'Invocations', column: 'invokeCount', mean: 'invocations', max: null, meanLabel: 'invocations', whole: true },
+];
+const BY_STAGE = { param: 'stageId', label: 'Stage' };
+const BY_MODEL = { param: 'entityAnalysisModelGuid', label: 'Model' };
+const BY_INSTANCE = { param: 'instance', label: 'Instance' };
+
 const stageFilter = (stages) => ({ param: 'stageId', label: 'Stage', all: 'All stages', options: stages });
+/** Models are named from the server (the Series route, grouped by model): no list of them lives here. */
+const modelFilter = { param: 'entityAnalysisModelGuid', label: 'Model', all: 'All models', lookup: 'models' };
 const counterColumns = [
   micros('totalMicroseconds', 'Total'),
   micros('minMicroseconds', 'Min'),
@@ -77,6 +97,25 @@ const counterColumns = [
   number('invokeCount', 'Invocations'),
 ];
 const counterStatistics = ['totalMicroseconds', 'minMicroseconds', 'maxMicroseconds', 'invokeCount'];
+
+/** The two Redis event logs: what the client saw happen to its connections (contract 10). */
+function redisEvents(api) {
+  return {
+    api,
+    search: 'Event, endpoint or message',
+    columns: [
+      date('createdDate', 'Date'),
+      date('occurredDate', 'Occurred', { optional: true }),
+      text('eventName', 'Event'),
+      text('endpoint', 'Endpoint'),
+      text('message', 'Message', { wide: true }),
+      text('instance', 'Instance'),
+    ],
+    statistics: [],
+    // No statistics columns: the chart counts events.
+    chart: { measures: [{ label: 'Events', column: null, mean: 'count', max: null, meanLabel: 'events', whole: true }], by: [BY_INSTANCE] },
+  };
+}
 
 export const GRIDS = {
   UserLogin: {
@@ -95,7 +134,7 @@ export const GRIDS = {
       text('failureMessage', 'Provider message', { wide: true, optional: true }),
       text('remoteIp', 'Remote address'),
       text('localIp', 'Local address', { optional: true }),
-      text('userAgent', 'User agent', { wide: true }),
+      text('userAgent', 'Device', { type: 'agent' }),
     ],
     statistics: [],
   },
@@ -113,22 +152,23 @@ export const GRIDS = {
       number('sessionSeconds', 'Session length', { type: 'sessionLength' }),
       text('remoteIp', 'Remote address'),
       text('localIp', 'Local address', { optional: true }),
-      text('userAgent', 'User agent', { wide: true, optional: true }),
+      text('userAgent', 'Device', { type: 'agent', optional: true }),
       text('message', 'Message', { wide: true }),
     ],
     statistics: [],
   },
   ArchiverStagePerformanceCounter: {
     api: '/api/ArchiverStagePerformanceCounter',
-    filters: [stageFilter(ARCHIVER_STAGES)],
-    // The counter table carries the model's GUID only (no name column, and names exist elsewhere only
-    // for models that had a warning): a short GUID, the full one on hover.
-    columns: [date('createdDate', 'Date'), guid('entityAnalysisModelGuid', 'Model'), code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
+    search: 'Model name',
+    filters: [stageFilter(ARCHIVER_STAGES), modelFilter],
+    // The model by name (captured with the counter, contract 17), its GUID shortened under it.
+    columns: [date('createdDate', 'Date'), { field: 'entityAnalysisModelName', label: 'Model', type: 'model' }, code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
+    chart: { measures: counterMeasures, by: [BY_STAGE, BY_MODEL, BY_INSTANCE] },
   },
   ArchiverWarning: {
     api: '/api/ArchiverWarning',
-    filters: [stageFilter(ARCHIVER_STAGES)],
+    filters: [stageFilter(ARCHIVER_STAGES), modelFilter],
     columns: [
       date('createdDate', 'Date'),
       date('occurredDate', 'Occurred'),
@@ -139,12 +179,14 @@ export const GRIDS = {
       text('instance', 'Instance'),
     ],
     statistics: ['durationMicroseconds'],
+    chart: { measures: [timeMeasure('durationMicroseconds', 'Duration')], by: [BY_STAGE, BY_MODEL, BY_INSTANCE] },
   },
   CaseCreationStagePerformanceCounter: {
     api: '/api/CaseCreationStagePerformanceCounter',
     filters: [stageFilter(CASE_CREATION_STAGES)],
     columns: [date('createdDate', 'Date'), code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
+    chart: { measures: counterMeasures, by: [BY_STAGE, BY_INSTANCE] },
   },
   CaseCreationWarning: {
     api: '/api/CaseCreationWarning',
@@ -162,17 +204,20 @@ export const GRIDS = {
       text('instance', 'Instance'),
     ],
     statistics: ['durationMicroseconds'],
+    chart: { measures: [timeMeasure('durationMicroseconds', 'Duration')], by: [BY_STAGE, BY_INSTANCE] },
   },
   CaptureQueueHealth: {
     api: '/api/CaptureQueueHealth',
     filters: [{ param: 'queueId', label: 'Queue', all: 'All queues', options: QUEUES }],
     columns: [date('createdDate', 'Date'), code('queueName', 'Queue'), number('queueDepth', 'Depth'), number('droppedCount', 'Dropped'), text('instance', 'Instance')],
     statistics: ['queueDepth', 'droppedCount'],
+    chart: { measures: [countMeasure('queueDepth', 'Depth'), countMeasure('droppedCount', 'Dropped')], by: [{ param: 'queueId', label: 'Queue' }, BY_INSTANCE] },
   },
   ModelInvokeWarning: {
     api: '/api/ModelInvokeWarning',
     search: 'Model name or message',
     dateLabel: 'occurred',
+    filters: [modelFilter],
     columns: [
       date('occurredDate', 'Occurred'),
       text('entityAnalysisModelName', 'Model'),
@@ -183,5 +228,27 @@ export const GRIDS = {
       text('instance', 'Instance'),
     ],
     statistics: ['elapsedMicroseconds', 'sinceLastEntryMicroseconds'],
+    chart: { measures: [timeMeasure('elapsedMicroseconds', 'Elapsed'), timeMeasure('sinceLastEntryMicroseconds', 'Since last entry')], by: [BY_MODEL, BY_INSTANCE] },
   },
+  OpenTelemetryMetric: {
+    api: '/api/OpenTelemetryMetric',
+    search: 'Instrument name',
+    // One row per instrument series (name + tags) per minute: what was recorded in that minute.
+    columns: [
+      date('createdDate', 'Date'),
+      text('name', 'Instrument'),
+      { field: 'tags', label: 'Tags', type: 'tags' },
+      number('count', 'Count'),
+      number('sum', 'Sum'),
+      number('min', 'Min'),
+      number('max', 'Max'),
+      text('instance', 'Instance'),
+    ],
+    statistics: ['count', 'sum', 'min', 'max'],
+    // Instruments of different units share the table: the chart counts recordings, and the grid's
+    // search narrows to one instrument.
+    chart: { measures: [countMeasure('count', 'Recordings per row'), countMeasure('sum', 'Sum'), countMeasure('max', 'Max')], by: [BY_INSTANCE] },
+  },
+  RedisConnectionEvent: redisEvents('/api/RedisConnectionEvent'),
+  RedisSentinelEvent: redisEvents('/api/RedisSentinelEvent'),
 };

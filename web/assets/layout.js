@@ -1,7 +1,7 @@
 // The frame of every page: navigation limited to what the signed-in user may open, the user's name,
 // and a countdown of the session read from the authentication-expiry cookie.
 import { api } from './api.js';
-import { byId, clear, h } from './dom.js';
+import { byId, clear, formatDate, h, localZoneId, setZoneMode, zoneMode, zoneName } from './dom.js';
 
 const SECURITY_ROLE = 34;
 const SECURITY_USER = 35;
@@ -33,17 +33,24 @@ export const MENU = [
       { path: '/Administration/Performance/CaseCreationStagePerformanceCounter', label: 'Case Creation Stage Performance Counter', may: landlord },
       { path: '/Administration/Performance/CaseCreationWarning', label: 'Case Creation Warning', may: landlord },
       { path: '/Administration/Performance/CaptureQueueHealth', label: 'Capture Queue Health', may: landlord },
+      { path: '/Administration/Performance/OpenTelemetryMetric', label: 'OpenTelemetry Metric', may: landlord },
     ],
   },
   {
     section: 'Logs',
-    items: [{ path: '/Administration/Logs/ModelInvokeWarning', label: 'Model Invoke Warning', may: landlord }],
+    items: [
+      { path: '/Administration/Logs/ModelInvokeWarning', label: 'Model Invoke Warning', may: landlord },
+      { path: '/Administration/Logs/RedisConnectionEvent', label: 'Redis Connection Event', may: landlord },
+      { path: '/Administration/Logs/RedisSentinelEvent', label: 'Redis Sentinel Event', may: landlord },
+    ],
   },
   {
     section: 'Account',
     items: [
       { path: '/Account/Sessions', label: 'Sessions' },
       { path: '/Account/ChangePassword', label: 'Change password' },
+      // Everyone signed in may open it; each operation still needs its own permission.
+      { path: '/swagger/index.html', label: 'API explorer' },
       { path: '/Account/Logout', label: 'Sign out' },
     ],
   },
@@ -77,7 +84,7 @@ function renderCountdown(element) {
   const total = Math.floor(ms / 1000);
   const text = `${Math.floor(total / 60)}:${String(total % 60).padStart(2, '0')}`;
   element.classList.toggle('warning', total < 120);
-  element.title = `The session ends at ${new Date(expiry).toLocaleTimeString()} unless you use the page again.`;
+  element.title = `The session ends at ${formatDate(expiry)} unless you use the page again.`;
   element.textContent = `Session ${text}`;
   return true;
 }
@@ -98,7 +105,7 @@ function renderNav(session) {
   const here = location.pathname.toLowerCase();
   // On a narrow screen the menu is a panel opened from the header; it names who is signed in there,
   // since the header has no room for it.
-  nav.append(h('div', { class: 'nav-who' }, h('span', { class: 'strong' }, session.userName), ' · ', session.tenantName));
+  nav.append(h('div', { class: 'nav-who' }, h('span', { class: 'strong' }, session.userName), ' · ', session.tenantName), zoneSwitch());
   for (const group of allowedMenu(session)) {
     const list = h(
       'ul',
@@ -111,6 +118,45 @@ function renderNav(session) {
     nav.append(h('div', { class: 'nav-group' }, group.section ? h('div', { class: 'nav-section' }, group.section) : null, list));
   }
   installMenuButton(nav);
+}
+
+/**
+ * The choice between local time and UTC for every date on every page, kept in this browser. It sits
+ * at the top of the menu (always in view beside the page on a wide screen, in the Menu panel on a
+ * phone). Choosing reloads the page, so every date, input and chart follows at once; the grids keep
+ * their filters in the address, so nothing chosen is lost.
+ */
+function zoneSwitch() {
+  const mode = zoneMode();
+  const local = zoneName(Date.now(), 'local');
+  const option = (value, label, title) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        id: `zone-${value}`,
+        class: ['zone-option', mode === value ? 'active' : null],
+        'aria-pressed': String(mode === value),
+        title,
+        onclick: () => {
+          if (zoneMode() === value) return;
+          setZoneMode(value);
+          location.reload();
+        },
+      },
+      label,
+    );
+  return h(
+    'div',
+    { class: 'zone-switch', role: 'group', 'aria-labelledby': 'zone-switch-label', 'data-zone': mode },
+    h('div', { class: 'nav-section', id: 'zone-switch-label' }, 'Dates shown in'),
+    h(
+      'div',
+      { class: 'zone-options' },
+      option('local', `Local (${local})`, `This browser's time zone, ${localZoneId()}`),
+      option('utc', 'UTC', 'Coordinated Universal Time, as the API and the CSV export give every date'),
+    ),
+  );
 }
 
 /**

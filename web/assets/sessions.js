@@ -3,12 +3,26 @@
 // the Users page (the selected user's, for an administrator).
 import { api, problemLines } from './api.js';
 import { confirmDialog } from './dialog.js';
-import { clear, formatDate, h, notice } from './dom.js';
+import { clear, formatAgo, formatDate, h, notice } from './dom.js';
+import { describeUserAgent } from './user-agent.js';
 
-/** The user agent as sent, shortened (naming the browser from it would be guesswork); the whole of it is the cell's title. */
-function shortAgent(agent) {
-  if (!agent) return 'Unknown';
-  return agent.length > 60 ? `${agent.slice(0, 60)}…` : agent;
+/**
+ * The device in words ("Chrome 156 on Linux") with the user agent as sent one tap away: a
+ * disclosure, not a hover tooltip, because a phone has no hover.
+ */
+export function deviceCell(agent, { testid } = {}) {
+  const device = describeUserAgent(agent);
+  if (!agent) return h('span', { class: 'device', 'data-testid': testid }, device);
+  return h('details', { class: 'agent', 'data-testid': testid }, h('summary', { class: 'device' }, device), h('code', { class: 'agent-text' }, agent));
+}
+
+/**
+ * When something was last seen or used, with how long ago: under it ("2026-11-25 14:19:32 EST" /
+ * "3 min ago"), or `inline` after it ("… EST · 3 min ago").
+ */
+export function freshness(value, never = 'Never', { inline = false } = {}) {
+  if (!value) return [never];
+  return [formatDate(value), inline ? ' · ' : null, h('span', { class: inline ? 'ago-inline' : 'ago' }, formatAgo(value))];
 }
 
 /**
@@ -78,15 +92,15 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
                     'td',
                     { class: 'nowrap', 'data-label': 'Started' },
                     formatDate(session.createdDate),
-                    h('div', { class: 'muted small last-seen' }, `Last seen ${formatDate(session.lastSeenDate)}`),
+                    h('div', { class: 'muted small last-seen' }, 'Last seen ', freshness(session.lastSeenDate, 'not yet', { inline: true })),
                     session.current ? h('div', {}, h('span', { class: 'badge badge-good' }, 'This session')) : null,
                   ),
                   h('td', { class: 'nowrap', 'data-label': 'Address' }, session.remoteIp ?? ''),
                   // The scheme sits under the device, for the same reason.
                   h(
                     'td',
-                    { class: 'session-device', 'data-label': 'Device', title: session.userAgent ?? '' },
-                    shortAgent(session.userAgent),
+                    { class: 'session-device', 'data-label': 'Device' },
+                    deviceCell(session.userAgent, { testid: 'session-device' }),
                     h('div', { class: 'muted small' }, session.authenticationType ?? ''),
                   ),
                   h('td', { 'data-label': '' }, button),
@@ -94,6 +108,9 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
               }),
         ),
       ),
+    );
+    holder.append(
+      h('p', { class: 'hint', id: 'last-seen-note' }, 'Last seen is written at most once a minute, so a session in use can read up to a minute behind. Tap a device for the full text its browser sent.'),
     );
     card.dataset.loaded = 'true';
     card.dataset.count = String(sessions.length);

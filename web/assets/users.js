@@ -5,7 +5,7 @@ import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
-import { sessionsCard } from './sessions.js';
+import { freshness, sessionsCard } from './sessions.js';
 
 const session = await startPage();
 const root = content();
@@ -446,12 +446,15 @@ function apiKeys(user) {
                   // The description sits under the name so the row fits the card without scrolling.
                   h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
                   h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
-                  h('td', { class: 'nowrap', 'data-label': 'Last used' }, formatDate(key.lastUsedDate) || 'Never'),
+                  h('td', { class: 'nowrap', 'data-label': 'Last used' }, freshness(key.lastUsedDate)),
                   h('td', { 'data-label': '' }, revoke),
                 );
               }),
         ),
       ),
+    );
+    listHolderKeys.append(
+      h('p', { class: 'hint', id: 'last-used-note' }, 'Last used is written at most once a minute, so a key used in the last minute can still show its previous time, or Never.'),
     );
     const history = revokedHistory(revoked);
     if (history) listHolderKeys.append(history);
@@ -478,7 +481,7 @@ function apiKeys(user) {
               h('td', { class: 'nowrap', 'data-label': 'Key' }, h('code', {}, `${key.apiKeyDisplay}…`)),
               h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
               h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
-              h('td', { class: 'nowrap', 'data-label': 'Last used' }, formatDate(key.lastUsedDate) || 'Never'),
+              h('td', { class: 'nowrap', 'data-label': 'Last used' }, freshness(key.lastUsedDate)),
               h('td', { class: 'nowrap', 'data-label': 'Revoked' }, formatDate(key.revokedDate), key.revokedBy ? h('div', { class: 'muted small' }, `by ${key.revokedBy}`) : null),
             ),
           ),

@@ -5,7 +5,9 @@ import { AuditSearchText1764400000000 } from './1764400000000-AuditSearchText';
 import { AppendOnlyAutovacuum1764400000001 } from './1764400000001-AppendOnlyAutovacuum';
 import { UserSession1764500000000 } from './1764500000000-UserSession';
 import { AnonymousLogout1765000000000 } from './1765000000000-AnonymousLogout';
+import { ArchiverCounterModelName1765500000000 } from './1765500000000-ArchiverCounterModelName';
+import { ArchiverWarningMinute1765500000001 } from './1765500000001-ArchiverWarningMinute';
 import { TamperEvidentAudit1766000000000 } from './1766000000000-TamperEvidentAudit';
 
 /** Every migration, in order. A new migration is a new timestamped file added here. */
-export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, TamperEvidentAudit1766000000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, ArchiverCounterModelName1765500000000, ArchiverWarningMinute1765500000001, TamperEvidentAudit1766000000000];
