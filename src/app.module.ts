@@ -2,6 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
+import { AuditLogModule } from './audit-log/audit-log.module';
 import { AuthModule } from './auth/auth.module';
 import { BusModule } from './bus/bus.module';
 import { CaptureQueuesModule } from './capture-queues/capture-queues.module';
@@ -29,6 +30,7 @@ export class AppModule {
         DatabaseModule,
         BusModule,
         AuditModule,
+        AuditLogModule,
         AuthModule,
         ApiKeysModule,
         MfaModule,

@@ -128,20 +128,20 @@ describe('per-address rules count the address, not what a client writes around i
   });
 
   it('30 anonymous logouts varying the port, the case or the mapped form of one address write one row', async () => {
-    await t.db.query(`DELETE FROM "UserLogout"`);
+    const mark = (await t.db.query<{ mark: string }>(`SELECT COALESCE(max("Id"), 0)::text AS mark FROM "UserLogout"`))[0].mark;
     const forms = ['198.51.100.7', '198.51.100.7:1', '[::ffff:198.51.100.7]:2', '::FFFF:198.51.100.7', ' 198.51.100.7 '];
     for (let i = 0; i < 30; i++) {
       expect((await send(t.url, 'POST', LOGOUT, { 'x-forwarded-for': `10.${i}.0.1, ${forms[i % forms.length]}` })).status).toBe(200);
     }
-    expect(await t.db.query(`SELECT "RemoteIp" FROM "UserLogout"`)).toEqual([{ RemoteIp: '198.51.100.7' }]);
+    expect(await t.db.query(`SELECT "RemoteIp" FROM "UserLogout" WHERE "Id" > $1`, [mark])).toEqual([{ RemoteIp: '198.51.100.7' }]);
   });
 
   it('an IPv6 client gets one anonymous logout row per minute for its whole /64', async () => {
-    await t.db.query(`DELETE FROM "UserLogout"`);
+    const mark = (await t.db.query<{ mark: string }>(`SELECT COALESCE(max("Id"), 0)::text AS mark FROM "UserLogout"`))[0].mark;
     for (let i = 1; i <= 20; i++) {
       expect((await send(t.url, 'POST', LOGOUT, { 'x-forwarded-for': `2001:db8:5:6::${i.toString(16)}` })).status).toBe(200);
     }
-    expect(await t.db.query(`SELECT "RemoteIp" FROM "UserLogout"`)).toEqual([{ RemoteIp: '2001:db8:5:6::1' }]);
+    expect(await t.db.query(`SELECT "RemoteIp" FROM "UserLogout" WHERE "Id" > $1`, [mark])).toEqual([{ RemoteIp: '2001:db8:5:6::1' }]);
   });
 });
 

@@ -132,7 +132,8 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
   });
   afterAll(async () => t.close());
   beforeEach(async () => {
-    await t.db.query(`TRUNCATE "ArchiverWarning", "UserLogin"`);
+    // UserLogin is append-only (contract 15); only the one test that fills it reads it.
+    await t.db.query(`TRUNCATE "ArchiverWarning"`);
   });
   afterEach(() => opened.splice(0).forEach((r) => r.destroy()));
 

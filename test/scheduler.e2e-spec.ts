@@ -38,7 +38,7 @@ describe('scheduled jobs', () => {
       expect(next.getTime() - Date.now()).toBeLessThanOrEqual(60_000);
     }
     expect(registry.getIntervals().sort()).toEqual(
-      expect.arrayContaining(['session-activity-write', 'stream-heartbeat', 'stream-recheck', 'sign-in-throttle-purge', 'anonymous-logout-purge', 'audit-retry']),
+      expect.arrayContaining(['session-activity-write', 'stream-heartbeat', 'stream-recheck', 'sign-in-throttle-purge', 'anonymous-logout-purge', 'audit-retry', 'audit-seal']),
     );
   });
 

@@ -6,7 +6,7 @@ import { Settings } from './settings';
 export const SETTINGS = Symbol('SETTINGS');
 
 /** Resolved settings: secrets are always present once the application is built. */
-export type AppSettings = Settings & { jwtKey: string; apiHmacKey: string };
+export type AppSettings = Settings & { jwtKey: string; apiHmacKey: string; auditSigningKey: string };
 
 @Global()
 @Module({})

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { loadSettings, SettingsError } from './settings';
 
 function problems(env: Record<string, string>): string[] {
@@ -58,7 +59,11 @@ describe('settings (contract 1)', () => {
   });
 
   it('refuses production without secrets, asymmetric transport without keys, and OAuth with Negotiate', () => {
-    expect(problems({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^JwtKey:/), expect.stringMatching(/^ApiHmacKey:/)]);
+    expect(problems({ NODE_ENV: 'production' })).toEqual([
+      expect.stringMatching(/^JwtKey:/),
+      expect.stringMatching(/^ApiHmacKey:/),
+      expect.stringMatching(/^AuditSigningKey:/),
+    ]);
     expect(problems({ PasswordAsymmetricEncryption: 'True', PasswordAsymmetricEncryptionPublicKey: 'x' })).toEqual([
       expect.stringMatching(/^PasswordAsymmetricEncryptionPrivateKey:/),
     ]);
@@ -106,5 +111,24 @@ describe('settings (contract 1)', () => {
       PasswordAsymmetricEncryptionPrivateKey: 'x',
     });
     expect(s.passwordAsymmetricEncryptionPublicKey).toBe('-----BEGIN PUBLIC KEY-----\nAAA\n-----END PUBLIC KEY-----');
+  });
+
+  it('reads the audit log settings (contract 15): an Ed25519 PKCS#8 key with literal \\n, the origin, the seal interval', () => {
+    const pem = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const s = loadSettings({ AuditSigningKey: pem.trim().replace(/\n/g, '\\n'), AuditLogOrigin: 'bank.example/audit', AuditSealInterval: 's/5' });
+    expect(s.auditSigningKey).toBe(pem.trim());
+    expect(s.auditLogOrigin).toBe('bank.example/audit');
+    expect(s.auditSealIntervalMs).toBe(5000);
+    expect(loadSettings({})).toMatchObject({ auditSigningKey: null, auditLogOrigin: null, auditSealIntervalMs: 1000 });
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    expect(problems({ AuditSigningKey: rsa })).toEqual(['AuditSigningKey: expected an Ed25519 key, got rsa']);
+    expect(problems({ AuditSigningKey: 'not a key' })).toEqual([expect.stringMatching(/^AuditSigningKey: expected an Ed25519 private key in PKCS#8 PEM/)]);
+    expect(problems({ AuditLogOrigin: 'a+b' })).toEqual([expect.stringMatching(/^AuditLogOrigin:/)]);
+    expect(problems({ AuditLogOrigin: 'with space' })).toEqual([expect.stringMatching(/^AuditLogOrigin:/)]);
+    expect(problems({ AuditSealInterval: 's/0' })).toEqual([expect.stringMatching(/^AuditSealInterval:/)]);
+  });
+
+  it('requires AuditSigningKey in production, like JwtKey', () => {
+    expect(problems({ NODE_ENV: 'production', JwtKey: 'x'.repeat(32), ApiHmacKey: 'y'.repeat(16) })).toEqual(['AuditSigningKey: required when NODE_ENV=production']);
   });
 });

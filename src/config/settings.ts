@@ -1,3 +1,4 @@
+import { createPrivateKey } from 'node:crypto';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { parseRedisConnectionString } from './redis-connection-string';
@@ -30,6 +31,13 @@ export interface Settings {
   passwordHashingKey: string | null;
   jwtIssuer: string;
   jwtAudience: string;
+
+  /** Ed25519 private key (PKCS#8 PEM) signing the audit checkpoints (contract 15); null until resolved (secrets.ts). */
+  auditSigningKey: string | null;
+  /** The origin line of every checkpoint; null: `transaction-monitoring/audit/<database system identifier>`. */
+  auditLogOrigin: string | null;
+  /** How often waiting audit rows are sealed into the log, in milliseconds. */
+  auditSealIntervalMs: number;
 
   secureHttpCookie: boolean;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses and CIDR ranges (contract 13). */
@@ -150,6 +158,20 @@ type Env = Record<string, string | undefined>;
 
 const UNIT_MS: Record<IntervalUnit, number> = { s: 1000, n: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/**
+ * An interval written `unit/value` (`d/30`, `s/1`; units s, n for minutes, h, d; value 1 to 1000000)
+ * in milliseconds, or null when it is not one. Shared by the settings and the command-line tools, so
+ * `--retention d/30` means what `AuditRetention=d/30` means.
+ */
+export function parseUnitSlashValue(value: string): number | null {
+  const match = /^([a-z])\s*\/\s*(\d+)$/i.exec(value.trim());
+  if (!match) return null;
+  const unit = match[1].toLowerCase();
+  const amount = Number(match[2]);
+  if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) return null;
+  return UNIT_MS[unit as IntervalUnit] * amount;
+}
+
 class Reader {
   readonly problems: string[] = [];
   constructor(private readonly env: Env) {}
@@ -202,13 +224,12 @@ class Reader {
     const value = this.raw(name);
     const match = value === undefined ? null : /^([a-z])\s*\/\s*(\d+)$/i.exec(value);
     if (!match) return this.interval(name, `${name}Value`, fallbackUnit, fallbackValue);
-    const unit = match[1].toLowerCase();
-    const amount = Number(match[2]);
-    if (!(unit in UNIT_MS) || amount < 1 || amount > 1_000_000) {
+    const ms = parseUnitSlashValue(value!);
+    if (ms === null) {
       this.problems.push(`${name}: expected unit/value with a unit of s, n, h, d and a value from 1 to 1000000, got "${value}"`);
       return UNIT_MS[fallbackUnit] * fallbackValue;
     }
-    return UNIT_MS[unit as IntervalUnit] * amount;
+    return ms;
   }
 
   url(name: string, protocols: string[]): string | null {
@@ -296,6 +317,10 @@ export function loadSettings(env: Env): Settings {
     jwtIssuer: r.string('JwtIssuer', 'transaction-monitoring'),
     jwtAudience: r.string('JwtAudience', 'transaction-monitoring'),
 
+    auditSigningKey: r.pem('AuditSigningKey'),
+    auditLogOrigin: r.string('AuditLogOrigin', null),
+    auditSealIntervalMs: r.unitSlashValue('AuditSealInterval', 's', 1),
+
     secureHttpCookie: r.bool('SecureHttpCookie', false),
     trustProxy: r.trustProxy('TrustProxy'),
     sessionCookie: r.bool('SessionCookie', true),
@@ -348,9 +373,18 @@ export function loadSettings(env: Env): Settings {
   if (settings.apiHmacKey !== null && Buffer.byteLength(settings.apiHmacKey, 'utf8') < 16) {
     r.problems.push('ApiHmacKey: must be at least 16 bytes');
   }
+  if (settings.auditSigningKey !== null) {
+    const problem = ed25519KeyProblem(settings.auditSigningKey);
+    if (problem) r.problems.push(`AuditSigningKey: ${problem}`);
+  }
+  // A note's origin is one line of printable text (C2SP signed-note); '+' would break the verifier key.
+  if (settings.auditLogOrigin !== null && !/^[\x21-\x2a\x2c-\x7e]{1,200}$/.test(settings.auditLogOrigin)) {
+    r.problems.push('AuditLogOrigin: expected 1 to 200 printable characters without spaces or "+"');
+  }
   if (production) {
     if (settings.jwtKey === null) r.problems.push('JwtKey: required when NODE_ENV=production');
     if (settings.apiHmacKey === null) r.problems.push('ApiHmacKey: required when NODE_ENV=production');
+    if (settings.auditSigningKey === null) r.problems.push('AuditSigningKey: required when NODE_ENV=production');
   }
   if (settings.passwordAsymmetricEncryption) {
     if (!settings.passwordAsymmetricEncryptionPublicKey) {
@@ -389,6 +423,16 @@ export function loadSettings(env: Env): Settings {
 
   if (r.problems.length > 0) throw new SettingsError(r.problems);
   return settings;
+}
+
+/** Why `pem` is not an Ed25519 private key in PKCS#8 PEM, or null when it is. */
+export function ed25519KeyProblem(pem: string): string | null {
+  try {
+    const key = createPrivateKey({ key: pem, format: 'pem' });
+    return key.asymmetricKeyType === 'ed25519' ? null : `expected an Ed25519 key, got ${key.asymmetricKeyType}`;
+  } catch {
+    return 'expected an Ed25519 private key in PKCS#8 PEM (a literal \\n for each newline)';
+  }
 }
 
 export function isLoopbackHost(host: string): boolean {

@@ -7,7 +7,8 @@ import { UserSession1764500000000 } from './1764500000000-UserSession';
 import { AnonymousLogout1765000000000 } from './1765000000000-AnonymousLogout';
 import { ArchiverCounterModelName1765500000000 } from './1765500000000-ArchiverCounterModelName';
 import { ArchiverWarningMinute1765500000001 } from './1765500000001-ArchiverWarningMinute';
+import { TamperEvidentAudit1766000000000 } from './1766000000000-TamperEvidentAudit';
 import { ApiKeyLastUsedUserAgent1766500000000 } from './1766500000000-ApiKeyLastUsedUserAgent';
 
 /** Every migration, in order. A new migration is a new timestamped file added here. */
-export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, ArchiverCounterModelName1765500000000, ArchiverWarningMinute1765500000001, ApiKeyLastUsedUserAgent1766500000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, ArchiverCounterModelName1765500000000, ArchiverWarningMinute1765500000001, TamperEvidentAudit1766000000000, ApiKeyLastUsedUserAgent1766500000000];

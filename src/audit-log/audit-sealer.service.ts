@@ -1,0 +1,261 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { Clock } from '../common/clock';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { isDatabaseUnavailable } from '../database/deadlines';
+import { AUDIT_TABLES, AuditRowText, AuditTableName, canonicalRow, isAuditTable, LEAF_DATE_COLUMN, leafRecord, sha256 } from './canonical';
+import { CompactRange, EMPTY_ROOT, leafHash } from './merkle';
+import { parseCheckpoint } from './note';
+import { AuditCheckpointRepository } from './audit-checkpoint.repository';
+import { AuditLeafRepository, NewLeaf } from './audit-leaf.repository';
+import { AuditPendingRepository } from './audit-pending.repository';
+import { AuditSigner } from './audit-signer';
+import { AuditTreeRepository, NewTreeNode } from './audit-tree.repository';
+import { AuditedRowsRepository } from './audited-rows.repository';
+
+/** Key of the transaction advisory lock held by the one node sealing at a time. */
+export const AUDIT_SEAL_LOCK_KEY = 7_206_310_519;
+/**
+ * Most rows sealed per transaction (and per checkpoint). Big enough that a burst of 100,000 rows is a
+ * few transactions, small enough that each statement stays well inside the query deadline.
+ */
+export const AUDIT_SEAL_BATCH = 20_000;
+/** The smallest batch: what the sealer falls back to when a batch's statements ran out of time. */
+const MIN_SEAL_BATCH = 250;
+/** Rows hashed between two turns of the event loop. */
+const YIELD_EVERY = 1000;
+/** SQLSTATE of a statement cancelled by statement_timeout. */
+const QUERY_CANCELED = '57014';
+/** Batches sealed one after the other in one run before the next interval. */
+const MAX_BATCHES_PER_RUN = 50;
+
+export interface SealOutcome {
+  /** False when another node holds the seal lock (it is sealing). */
+  locked: boolean;
+  sealed: number;
+  /** Rows that were pending but could not become leaves (row gone, or already sealed). */
+  skipped: number;
+  /** Whether the batch was as big as allowed (more may wait). */
+  full: boolean;
+  treeSize: number | null;
+  note: string | null;
+}
+
+/**
+ * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
+ * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
+ * batch: the oldest pending rows are read as text, hashed, appended as leaves from the next index,
+ * the perfect subtrees they complete are kept, the checkpoint is signed and written, the consumed
+ * pending entries deleted. Either all of that commits or none of it. The insert path never waits for
+ * any of this: the triggers only add a pending entry, and nothing here locks the audit tables.
+ */
+@Injectable()
+export class AuditSealer implements OnApplicationBootstrap {
+  private readonly logger = new Logger('AuditLog');
+  private running: Promise<SealOutcome[]> | null = null;
+  private failing = false;
+  /**
+   * The batch size now: halved when a batch's statements passed the server's statement timeout (a
+   * loaded database), doubled back after each full batch that went through, so a slow moment never
+   * makes the sealer retry a batch that cannot fit for ever.
+   */
+  private batchSize = AUDIT_SEAL_BATCH;
+  private warnedSigner = false;
+
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly leaves: AuditLeafRepository,
+    private readonly checkpoints: AuditCheckpointRepository,
+    private readonly pending: AuditPendingRepository,
+    private readonly tree: AuditTreeRepository,
+    private readonly rows: AuditedRowsRepository,
+    private readonly signer: AuditSigner,
+    private readonly clock: Clock,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  /** The size-0 checkpoint, written once whatever the number of nodes starting together. */
+  async onApplicationBootstrap(): Promise<void> {
+    const note = this.signer.sign(0, EMPTY_ROOT);
+    if (await this.checkpoints.insert({ treeSize: 0, rootHash: EMPTY_ROOT, createdDate: this.clock.now(), note }, undefined, true)) {
+      this.logNote(0, note);
+    }
+  }
+
+  /**
+   * Seals until nothing waits (or a bounded number of batches); one run at a time per node, a second
+   * call joins the run in progress. Never throws: a failure is logged and the next interval retries.
+   */
+  sealPending(): Promise<SealOutcome[]> {
+    if (this.running) return this.running;
+    this.running = (async () => {
+      const outcomes: SealOutcome[] = [];
+      try {
+        for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+          const outcome = await this.sealBatch();
+          outcomes.push(outcome);
+          if (!outcome.locked || !outcome.full) break;
+        }
+        if (this.failing) this.logger.log('audit rows are sealed again');
+        this.failing = false;
+      } catch (error) {
+        // Once per outage: the database's own warning already says it is unreachable.
+        if (!isDatabaseUnavailable(error)) this.logger.error(`audit rows cannot be sealed: ${messageOf(error)}`);
+        else if (!this.failing) this.logger.warn(`audit rows cannot be sealed until the database answers: ${messageOf(error)}`);
+        this.failing = true;
+      } finally {
+        this.running = null;
+      }
+      return outcomes;
+    })();
+    return this.running;
+  }
+
+  /** One batch in one transaction (see the class comment). */
+  async sealBatch(): Promise<SealOutcome> {
+    const limit = this.batchSize;
+    let outcome: SealOutcome;
+    try {
+      outcome = await this.sealBatchOf(limit);
+    } catch (error) {
+      if (codeOf(error) === QUERY_CANCELED && limit > MIN_SEAL_BATCH) {
+        this.batchSize = Math.max(MIN_SEAL_BATCH, Math.floor(limit / 2));
+        this.logger.warn(`sealing ${limit} audit rows at once took longer than the statement timeout: ${this.batchSize} at a time now`);
+      }
+      throw error;
+    }
+    if (outcome.full && this.batchSize < AUDIT_SEAL_BATCH) this.batchSize = Math.min(AUDIT_SEAL_BATCH, this.batchSize * 2);
+    return outcome;
+  }
+
+  private async sealBatchOf(limit: number): Promise<SealOutcome> {
+    const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
+      const [{ locked }] = (await tx.query('SELECT pg_try_advisory_xact_lock($1) AS "locked"', [AUDIT_SEAL_LOCK_KEY])) as { locked: boolean }[];
+      if (!locked) return { locked: false, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
+
+      const batch = await this.pending.batch(tx, limit);
+      if (batch.length === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
+
+      // Where the log ends, from the table itself under the lock; it must be where the last checkpoint ends.
+      const size = await this.leaves.size(tx);
+      const latest = await this.checkpoints.latest(tx);
+      const latestSize = latest?.treeSize ?? 0;
+      if (latestSize !== size) throw new Error(`the audit log has ${size} leaves but its latest checkpoint ${latestSize}: refusing to seal`);
+      this.checkSigner(latest?.note ?? null);
+      const range = new CompactRange(size, await this.tree.edge(size, tx));
+      // Never sign on top of a stored tree that no longer gives the signed root.
+      if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
+
+      const rowsByKey = await this.readRows(tx, batch);
+      const newLeaves: NewLeaf[] = [];
+      const nodes: NewTreeNode[] = [];
+      const keep = (level: number, index: number, hash: Buffer) => {
+        if (AuditTreeRepository.kept(level)) nodes.push({ level, index, hash });
+      };
+      const taken = new Set<string>();
+      const gone: string[] = [];
+      const repeated: string[] = [];
+      const unsealable: string[] = [];
+      let skipped = 0;
+      for (const [i, entry] of batch.entries()) {
+        // Hashing 20,000 rows takes a few hundred ms of CPU: let requests in between.
+        if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+        const key = `${entry.tableName}:${entry.rowId}`;
+        const row = rowsByKey.get(key);
+        if (!isAuditTable(entry.tableName) || !row || entry.sealed || taken.has(key)) {
+          skipped++;
+          (row ? repeated : gone).push(key);
+          continue;
+        }
+        taken.add(key);
+        const table = entry.tableName;
+        let rowHash: Buffer;
+        let date: string;
+        let leaf: Buffer;
+        try {
+          rowHash = sha256(canonicalRow(table, row));
+          date = row[LEAF_DATE_COLUMN[table]] as string;
+          leaf = leafHash(leafRecord(table, entry.rowId, date, rowHash));
+        } catch (error) {
+          // A row no canonical form can hold (a negative Id, a date past year 9999, written by hand):
+          // said loudly and left out, never a batch retried for ever behind it.
+          skipped++;
+          unsealable.push(`${key} (${messageOf(error)})`);
+          continue;
+        }
+        range.append(leaf, keep);
+        newLeaves.push({ tableName: table, rowId: entry.rowId, rowCreatedDate: date, rowHash, leafHash: leaf });
+      }
+
+      const now = this.clock.now();
+      let note: string | null = null;
+      if (newLeaves.length > 0) {
+        await this.leaves.append(tx, size, newLeaves, now);
+        await this.tree.append(tx, nodes);
+        note = this.signer.sign(range.size, range.root());
+        await this.checkpoints.insert({ treeSize: range.size, rootHash: range.root(), createdDate: now, note }, tx);
+      }
+      await this.pending.consume(tx, batch.map((entry) => entry.seq));
+      // A row deleted behind the triggers' back before it was sealed: nothing can seal it now; say so, loudly.
+      if (gone.length > 0) this.logger.error(`${gone.length} audit rows were written but are gone before they could be sealed, and are not in the log: ${gone.slice(0, 10).join(', ')}${gone.length > 10 ? ', …' : ''}`);
+      if (unsealable.length > 0) this.logger.error(`${unsealable.length} audit rows cannot be put in canonical form and are not in the log: ${unsealable.slice(0, 5).join('; ')}`);
+      if (repeated.length > 0) this.logger.warn(`${repeated.length} audit rows were waiting to be sealed a second time and were sealed once: ${repeated.slice(0, 10).join(', ')}`);
+      return { locked: true, sealed: newLeaves.length, skipped, full: batch.length === limit, treeSize: range.size, note };
+    });
+    if (outcome.note !== null) this.logNote(outcome.treeSize!, outcome.note);
+    return outcome;
+  }
+
+  /** The batch's rows, keyed `<table>:<id>`; the first of a repeated Id (the rest stay unsealed, logged). */
+  private async readRows(tx: import('typeorm').EntityManager, batch: { tableName: string; rowId: string }[]): Promise<Map<string, AuditRowText>> {
+    const byKey = new Map<string, AuditRowText>();
+    for (const table of AUDIT_TABLES) {
+      const ids = batch.filter((entry) => entry.tableName === table).map((entry) => entry.rowId);
+      for (const row of await this.rows.byIds(table as AuditTableName, ids, tx)) {
+        const key = `${table}:${row.Id as string}`;
+        if (byKey.has(key)) this.logger.error(`${table} holds two rows with Id ${row.Id as string}: only one can be sealed`);
+        else byKey.set(key, row);
+      }
+    }
+    return byKey;
+  }
+
+  /**
+   * Says once when the latest checkpoint was signed with another key than this node's: nodes with
+   * different AuditSigningKeys (each generated its own outside production) make the log fail
+   * verification, which would look like tampering. A deliberate key change says the same once.
+   */
+  private checkSigner(note: string | null): void {
+    if (note === null || this.warnedSigner) return;
+    try {
+      parseCheckpoint(note, this.signer.verifierKey);
+    } catch {
+      this.warnedSigner = true;
+      this.logger.warn(
+        'the latest audit checkpoint was not signed with this node\'s AuditSigningKey: every node must sign with the same key ' +
+          '(set AuditSigningKey on each), or the key was changed (verify older checkpoints with the old verifier key)',
+      );
+    }
+  }
+
+  /** Every checkpoint also goes to the log as one INFO line (its note JSON-escaped), so log shipping keeps a copy. */
+  private logNote(treeSize: number, note: string): void {
+    this.logger.log(`audit checkpoint ${treeSize} ${JSON.stringify(note)}`);
+  }
+
+  get intervalMs(): number {
+    return this.settings.auditSealIntervalMs;
+  }
+}
+
+/** The SQLSTATE of a database error (TypeORM wraps the driver's). */
+function codeOf(error: unknown): string | undefined {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.code ?? e?.driverError?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,96 @@
+// Administration > Security > Audit integrity (landlord administrators, contract 15): the latest
+// signed checkpoint of the tamper-evident audit log, what waits to be sealed and for how long, the
+// last retention run, and how to verify the log from outside (the verifier key and the command).
+import { api, problemLines } from './api.js';
+import { formatDate, formatNumber, h, notice } from './dom.js';
+import { content, startPage } from './layout.js';
+
+await startPage();
+const root = content();
+
+const facts = (rows, stacked = false) => h('dl', { class: stacked ? 'facts stacked' : 'facts' }, rows.flatMap(([label, value, testid]) => [h('dt', {}, label), h('dd', { 'data-testid': testid }, value)]));
+
+function seconds(value) {
+  if (value === null || value === undefined) return '';
+  if (value < 1) return 'less than a second';
+  if (value < 120) return `${formatNumber(Math.round(value))} s`;
+  if (value < 7200) return `${formatNumber(Math.floor(value / 60))} min ${Math.round(value % 60)} s`;
+  return `${formatNumber(Math.floor(value / 3600))} h ${Math.floor((value % 3600) / 60)} min`;
+}
+
+function render(status) {
+  const latest = status.latest;
+  const checkpoint = h(
+    'section',
+    { class: 'card', 'data-testid': 'audit-checkpoint' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Latest checkpoint')),
+    latest
+      ? [
+          facts([
+            ['Leaves (tree size)', formatNumber(latest.treeSize), 'checkpoint-size'],
+            ['Signed at', formatDate(latest.createdDate), 'checkpoint-time'],
+          ]),
+          facts([['Root hash (SHA-256, base64)', h('code', { class: 'mono' }, latest.rootHash), 'checkpoint-root']], true),
+          h('details', { class: 'history' }, h('summary', {}, 'Signed note'), h('pre', { class: 'mono note', 'data-testid': 'checkpoint-note' }, latest.note)),
+        ]
+      : h('p', { class: 'muted' }, 'No checkpoint yet.'),
+  );
+
+  const waiting = status.pendingRows > 0;
+  const late = waiting && status.oldestPendingSeconds * 1000 > Math.max(10_000, 5 * status.sealIntervalMilliseconds);
+  const pending = h(
+    'section',
+    { class: 'card', 'data-testid': 'audit-pending' },
+    h(
+      'div',
+      { class: 'card-head' },
+      h('h2', {}, 'Waiting to be sealed'),
+      h('span', { class: ['badge', late ? 'badge-bad' : waiting ? 'badge-warn' : 'badge-good'] }, late ? 'Behind' : waiting ? 'Sealing' : 'Up to date'),
+    ),
+    facts([
+      ['Rows waiting', formatNumber(status.pendingRows), 'pending-rows'],
+      ['Oldest has waited', waiting ? seconds(status.oldestPendingSeconds) : 'nothing waits', 'pending-age'],
+      ['Sealed every', seconds(status.sealIntervalMilliseconds / 1000), 'seal-interval'],
+    ]),
+    h('p', { class: 'hint' }, 'Every sign-in and sign-out row becomes a leaf of the log within about one interval; until then it is not yet covered by a signed checkpoint.'),
+  );
+
+  const run = status.lastRetentionRun;
+  const retention = h(
+    'section',
+    { class: 'card', 'data-testid': 'audit-retention' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Last retention run')),
+    run
+      ? facts([
+          ['Run at', formatDate(run.runDate), 'retention-date'],
+          ['Table', run.tableName],
+          ['Partition dropped', run.partitionName],
+          ['Rows dated before', formatDate(run.cutoff)],
+          ['Rows removed', formatNumber(run.rowCount)],
+        ])
+      : h('p', { 'data-testid': 'retention-none' }, 'None: no audit row has been removed by retention.'),
+  );
+
+  const origin = location.origin;
+  const command = `npm run audit:verify -- --url ${origin} --api-key <an API key of a landlord administrator> --verifier-key '${status.verifierKey}' --known audit-checkpoints.txt`;
+  const verify = h(
+    'section',
+    { class: 'card', 'data-testid': 'audit-verify' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Verify it yourself')),
+    h('p', {}, 'Anyone holding the verifier key can check the whole log over HTTP, without trusting this service or its database: every leaf against its row, every checkpoint\u2019s signature, root and consistency with the one before.'),
+    facts([['Verifier key', h('code', { class: 'mono' }, status.verifierKey), 'verifier-key']], true),
+    h('p', { class: 'hint' }, 'Keep the verifier key somewhere this service cannot change it. Keep the --known file between runs: it catches a history cut back or rewritten, even by someone holding the signing key.'),
+    h('pre', { class: 'mono command', 'data-testid': 'verify-command' }, command),
+  );
+
+  root.append(h('div', { class: 'audit-integrity' }, checkpoint, pending, retention, verify));
+}
+
+try {
+  const { json } = await api('GET', '/api/Audit/Status');
+  render(json);
+} catch (error) {
+  root.append(notice('error', problemLines(error)));
+}
+root.dataset.ready = 'true';
+document.body.dataset.ready = 'true';
