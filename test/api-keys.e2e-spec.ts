@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { KEY_OWNER_STATE_TTL_MS } from '../src/api-keys/active-api-key.validator';
 import { ApiKeyUsageWriter } from '../src/api-keys/api-key-usage.writer';
 import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
+import { UserRegistryApiKeyRepository } from '../src/api-keys/user-registry-api-key.repository';
 import { startTestApp, TestApp } from './helpers/app';
 import { call, checksumOf, createKey, encodeKey, flipChar, keyFields, session } from './helpers/api-keys';
 import { Browser } from './helpers/http';
@@ -58,7 +59,7 @@ describe('API keys (contract 5)', () => {
     expect(list.status).toBe(200);
     expect(list.text).not.toContain(apiKey);
     expect(list.json).toEqual([
-      { id, name: 'Billing', description: 'nightly batch', apiKeyDisplay, createdDate: res.json.createdDate, createdUser: 'Administrator', lastUsedDate: null },
+      { id, name: 'Billing', description: 'nightly batch', apiKeyDisplay, createdDate: res.json.createdDate, createdUser: 'Administrator', lastUsedDate: null, lastUsedUserAgent: null },
     ]);
   });
 
@@ -293,6 +294,54 @@ describe('API keys (contract 5)', () => {
     expect((await lastUsed())!.getTime()).toBe(firstUse + 61_000);
     const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
     expect(list.json[0].lastUsedDate).toBe(new Date(firstUse + 61_000).toISOString());
+  });
+
+  it('answers lastUsedUserAgent: the user agent of the use lastUsedDate records, stripped and bounded, written with it', async () => {
+    const user = await insertUser(t, { name: 'device', password: STRONG });
+    const plain = await createKey(t, admin, user.id, { name: 'plain' });
+    const controls = await createKey(t, admin, user.id, { name: 'controls' });
+    const long = await createKey(t, admin, user.id, { name: 'long' });
+    const writer = t.app.get(ApiKeyUsageWriter);
+    const list = async () => {
+      const res = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
+      expect(res.status).toBe(200);
+      return new Map<number, { lastUsedDate: string | null; lastUsedUserAgent: string | null }>(res.json.map((k: { id: number }) => [k.id, k]));
+    };
+    // A tab and two C1 controls pass HTTP (a header may carry them) and must not reach the column.
+    const withControls = 'curl/8.5.0\tnightly\u0085 job\u009b';
+    const longAgent = `python-requests/2.31.0 ${'x'.repeat(2000)}`;
+    const firstUse = t.clock.nowMs();
+    expect((await session(t, plain.apiKey, { 'user-agent': 'curl/8.5.0' })).status).toBe(200);
+    expect((await session(t, controls.apiKey, { 'user-agent': withControls })).status).toBe(200);
+    expect((await session(t, long.apiKey, { 'user-agent': longAgent })).status).toBe(200);
+    // Nothing is written on the request path.
+    for (const key of (await list()).values()) expect(key).toMatchObject({ lastUsedDate: null, lastUsedUserAgent: null });
+
+    await writer.flush();
+    let keys = await list();
+    expect(keys.get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse).toISOString(), lastUsedUserAgent: 'curl/8.5.0' });
+    expect(keys.get(controls.id)!.lastUsedUserAgent).toBe('curl/8.5.0nightly job');
+    expect(keys.get(long.id)!.lastUsedUserAgent).toBe(longAgent.slice(0, 512));
+    const [row] = await t.db.query<{ LastUsedUserAgent: string }>(`SELECT "LastUsedUserAgent" FROM "UserRegistryApiKey" WHERE "Id" = $1`, [long.id]);
+    expect(row.LastUsedUserAgent).toHaveLength(512);
+
+    // Within the minute a use from elsewhere is not noted: date and device stay one use's pair.
+    t.clock.advance(30_000);
+    expect((await session(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
+    await writer.flush();
+    expect((await list()).get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse).toISOString(), lastUsedUserAgent: 'curl/8.5.0' });
+    // A minute on, the latest use brings its own device with its date.
+    t.clock.advance(31_000);
+    expect((await session(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
+    await writer.flush();
+    keys = await list();
+    expect(keys.get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse + 61_000).toISOString(), lastUsedUserAgent: 'Wget/1.21.4' });
+    // The others were not used again and keep theirs.
+    expect(keys.get(controls.id)).toMatchObject({ lastUsedDate: new Date(firstUse).toISOString(), lastUsedUserAgent: 'curl/8.5.0nightly job' });
+
+    // An older use written late (another node's slower flush) moves neither the date nor the device back.
+    await t.app.get(UserRegistryApiKeyRepository).recordLastUsed(new Map([[plain.id, { usedDate: new Date(firstUse + 1_000), userAgent: 'curl/7.0' }]]));
+    expect((await list()).get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse + 61_000).toISOString(), lastUsedUserAgent: 'Wget/1.21.4' });
   });
 
   it('reloads the active set from the database every minute (a revocation written elsewhere)', async () => {

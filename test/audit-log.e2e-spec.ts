@@ -396,4 +396,13 @@ describe('tamper-evident audit log (contract 15)', () => {
     await sealAll();
     expect((await landlord.get('/api/Audit/Status')).json.pendingRows).toBe(0);
   });
+
+  it('a row no canonical form can hold (a negative Id written by hand) is reported and left out, never blocking the rows after it', async () => {
+    await t.db.query(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES (-7, 'odd', 1)`);
+    const [{ Id: after }] = await insertLogin('after-odd');
+    await sealAll();
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${after}`)).status).toBe(200);
+    expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = -7`)).toHaveLength(0);
+    expect(logs.count('error', /^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:-7 /)).toBe(1);
+  });
 });

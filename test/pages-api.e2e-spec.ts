@@ -137,7 +137,7 @@ describe('API behind the administration pages', () => {
       const plain = await admin.get(`/api/UserRegistry/${id}/ApiKey`);
       expect(plain.status).toBe(200);
       expect(plain.json).toEqual([
-        { id: kept.id, name: 'Kept', description: null, apiKeyDisplay: kept.apiKeyDisplay, createdDate: kept.createdDate, createdUser: 'Administrator', lastUsedDate: null },
+        { id: kept.id, name: 'Kept', description: null, apiKeyDisplay: kept.apiKeyDisplay, createdDate: kept.createdDate, createdUser: 'Administrator', lastUsedDate: null, lastUsedUserAgent: null },
       ]);
       expect((await admin.get(`/api/UserRegistry/${id}/ApiKey?includeRevoked=false`)).json).toEqual(plain.json);
 
@@ -153,6 +153,7 @@ describe('API behind the administration pages', () => {
           createdDate: gone.createdDate,
           createdUser: 'Administrator',
           lastUsedDate: null,
+          lastUsedUserAgent: null,
           revoked: true,
           revokedDate: new Date(t.clock.nowMs()).toISOString(),
           revokedBy: 'Administrator',

@@ -90,7 +90,7 @@ export class ActiveApiKeyValidator extends ApiKeyValidator implements OnModuleDe
     }
   }
 
-  override async validate(key: string): Promise<Principal> {
+  override async validate(key: string, userAgent: string | null = null): Promise<Principal> {
     if (key.length === 0 || key.length > API_KEY_MAX_LENGTH) throw unauthorized(KEY_NOT_FOUND);
     const hash = apiKeyHash(key);
     const claimed = this.verified.get(hash) ?? this.verify(key, hash);
@@ -102,7 +102,7 @@ export class ActiveApiKeyValidator extends ApiKeyValidator implements OnModuleDe
     if (!mayAuthenticate(state)) throw unauthorized(KEY_NOT_FOUND);
     // The key names its user; a row that points elsewhere is not this key's.
     if (state.name.toLowerCase() !== claimed.userName.toLowerCase()) throw unauthorized(KEY_NOT_FOUND);
-    this.usage.touch(entry.keyId);
+    this.usage.touch(entry.keyId, userAgent);
     return principalOf(state, { authenticationType: 'ApiKey', sessionStartDate: null, sessionId: null, expiration: null, apiKeyDisplay: entry.display });
   }
 }

@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
-import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
+import { boundText, BOUNDS } from '../common/text';
+import { KeyUse, UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /** A key's LastUsedDate is written at most this often (contract 5). */
 export const LAST_USED_PERIOD_MS = 60_000;
@@ -9,16 +10,19 @@ export const LAST_USED_PERIOD_MS = 60_000;
 export const API_KEY_USAGE_JOB = 'api-key-usage-write';
 
 /**
- * Records when each API key was last used without touching the request path: a request only notes
- * the use in memory (at most once a minute per key), and a flush once a minute writes the noted uses
- * in one statement. A failed flush keeps its uses for the next one.
+ * Records when each API key was last used, and by which user agent, without touching the request
+ * path: a request only notes the use in memory (at most once a minute per key), and a flush once a
+ * minute writes the noted uses in one statement. A failed flush keeps its uses for the next one.
+ * Memory stays bounded: one entry per key used within the last minute (only keys that validated reach
+ * here), each with a user agent already cut to the column's 512 characters.
  */
 @Injectable()
 export class ApiKeyUsageWriter implements BeforeApplicationShutdown {
   private readonly logger = new Logger('ApiKeyUsageWriter');
   /** Key id → when its use was last noted (Clock ms); only uses within the last minute are kept. */
   private readonly noted = new Map<number, number>();
-  private pending = new Map<number, Date>();
+  /** Key id → the use to write: its date and the user agent that came with it. */
+  private pending = new Map<number, KeyUse>();
   private flushing: Promise<void> | null = null;
 
   constructor(
@@ -26,13 +30,17 @@ export class ApiKeyUsageWriter implements BeforeApplicationShutdown {
     private readonly clock: Clock,
   ) {}
 
-  /** Notes a use of the key; cheap and synchronous. */
-  touch(keyId: number): void {
+  /**
+   * Notes a use of the key with the User-Agent header it came with (raw; null when none); cheap and
+   * synchronous. The agent is kept with the date it goes with, so the row never pairs one use's date
+   * with another's device.
+   */
+  touch(keyId: number, userAgent: string | null = null): void {
     const now = this.clock.nowMs();
     const last = this.noted.get(keyId);
     if (last !== undefined && now - last < LAST_USED_PERIOD_MS && now >= last) return;
     this.noted.set(keyId, now);
-    this.pending.set(keyId, new Date(now));
+    this.pending.set(keyId, { usedDate: new Date(now), userAgent: boundText(userAgent, BOUNDS.userAgent) || null });
   }
 
   /** Once a minute, on the minute: the uses noted since the previous write. */
@@ -64,12 +72,10 @@ export class ApiKeyUsageWriter implements BeforeApplicationShutdown {
     if (this.pending.size === 0) return;
     const batch = this.pending;
     this.pending = new Map();
-    const ids = [...batch.keys()];
-    const dates = ids.map((id) => batch.get(id)!);
     try {
-      await this.apiKeys.recordLastUsed(ids, dates);
+      await this.apiKeys.recordLastUsed(batch);
     } catch (error) {
-      for (const [id, date] of batch) if (!this.pending.has(id)) this.pending.set(id, date);
+      for (const [id, use] of batch) if (!this.pending.has(id)) this.pending.set(id, use);
       this.logger.warn(`could not record API key use, retrying: ${(error as Error).message}`);
     }
   }

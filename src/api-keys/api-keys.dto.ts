@@ -36,6 +36,13 @@ export class ApiKeyDto {
   @ApiProperty({ nullable: true, type: String }) createdUser!: string | null;
   @ApiProperty({ nullable: true, type: String, format: 'date-time', description: 'Written at most once a minute.' })
   lastUsedDate!: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    maxLength: 512,
+    description: 'User-Agent of the use lastUsedDate records, control characters removed; null before the first use or when none was sent.',
+  })
+  lastUsedUserAgent!: string | null;
   @ApiPropertyOptional({ description: 'Only with includeRevoked=true: whether the key is revoked.' })
   revoked?: boolean;
   @ApiPropertyOptional({ nullable: true, type: String, format: 'date-time', description: 'Only with includeRevoked=true: when it was revoked.' })

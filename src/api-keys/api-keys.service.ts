@@ -80,6 +80,7 @@ export class ApiKeys {
       createdDate: r.createdDate.toISOString(),
       createdUser: r.createdUser,
       lastUsedDate: r.lastUsedDate?.toISOString() ?? null,
+      lastUsedUserAgent: r.lastUsedUserAgent,
       ...(options.includeRevoked
         ? { revoked: r.deleted, revokedDate: r.deletedDate?.toISOString() ?? null, revokedBy: r.deletedUser }
         : {}),

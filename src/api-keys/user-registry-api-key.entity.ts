@@ -20,6 +20,8 @@ export class UserRegistryApiKey {
   @Column({ name: 'CreatedDate', type: 'timestamptz', default: () => 'now()' }) createdDate!: Date;
   @Column({ name: 'CreatedUser', type: 'varchar', length: 256, nullable: true }) createdUser!: string | null;
   @Column({ name: 'LastUsedDate', type: 'timestamptz', nullable: true }) lastUsedDate!: Date | null;
+  /** The User-Agent of the use LastUsedDate records; bounded and stripped of control characters. */
+  @Column({ name: 'LastUsedUserAgent', type: 'varchar', length: 512, nullable: true }) lastUsedUserAgent!: string | null;
   @Column({ name: 'Deleted', type: 'boolean', default: false }) deleted!: boolean;
   @Column({ name: 'DeletedDate', type: 'timestamptz', nullable: true }) deletedDate!: Date | null;
   @Column({ name: 'DeletedUser', type: 'varchar', length: 256, nullable: true }) deletedUser!: string | null;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { Repository } from 'typeorm';
+import { boundText, BOUNDS } from '../common/text';
 import { UserRegistryApiKey } from './user-registry-api-key.entity';
 
 /** A key of the active set: its SHA-256 (trimmed of char(64) padding) and what the set keeps of it. */
@@ -9,6 +10,12 @@ export interface ActiveKeyRow {
   keyId: number;
   userRegistryId: number;
   display: string;
+}
+
+/** One noted use of a key: when, and the User-Agent it came with (null when it sent none). */
+export interface KeyUse {
+  usedDate: Date;
+  userAgent: string | null;
 }
 
 /** What revoking found: the key's hash and display, and whether this call revoked it (false on a repeat). */
@@ -32,7 +39,7 @@ export class UserRegistryApiKeyRepository {
   /** The user's keys that are not revoked, oldest first. */
   findActiveByUser(userRegistryId: number): Promise<UserRegistryApiKey[]> {
     return this.repository.find({
-      select: { id: true, name: true, description: true, apiKeyDisplay: true, createdDate: true, createdUser: true, lastUsedDate: true },
+      select: { id: true, name: true, description: true, apiKeyDisplay: true, createdDate: true, createdUser: true, lastUsedDate: true, lastUsedUserAgent: true },
       where: { userRegistryId, deleted: false },
       order: { id: 'ASC' },
     });
@@ -43,7 +50,7 @@ export class UserRegistryApiKeyRepository {
     return this.repository.find({
       select: {
         id: true, name: true, description: true, apiKeyDisplay: true, createdDate: true, createdUser: true, lastUsedDate: true,
-        deleted: true, deletedDate: true, deletedUser: true,
+        lastUsedUserAgent: true, deleted: true, deletedDate: true, deletedUser: true,
       },
       where: { userRegistryId },
       order: { deleted: 'ASC', id: 'ASC' },
@@ -83,17 +90,26 @@ export class UserRegistryApiKeyRepository {
   }
 
   /**
-   * Moves LastUsedDate forward for every key used since the last write, in one statement (never
-   * backwards: a slower node's older use does not overwrite a newer one). Raw SQL: an UPDATE … FROM
-   * unnest(ids, dates) has no QueryBuilder form, and one UPDATE per key would put a statement per
-   * used key on every write.
+   * Moves LastUsedDate forward for every key used since the last write, together with the user agent
+   * of that use, in one statement (never backwards: a slower node's older use overwrites neither the
+   * date nor the device of a newer one). The agent is bounded here too, as every stored caller text
+   * is. Raw SQL: an UPDATE … FROM unnest(ids, dates, agents) has no QueryBuilder form, and one UPDATE
+   * per key would put a statement per used key on every write.
    */
-  async recordLastUsed(keyIds: number[], usedDates: Date[]): Promise<void> {
+  async recordLastUsed(uses: ReadonlyMap<number, KeyUse>): Promise<void> {
+    const ids: number[] = [];
+    const dates: Date[] = [];
+    const agents: Array<string | null> = [];
+    for (const [id, use] of uses) {
+      ids.push(id);
+      dates.push(use.usedDate);
+      agents.push(boundText(use.userAgent, BOUNDS.userAgent) || null);
+    }
     await this.repository.query(
-      `UPDATE "UserRegistryApiKey" k SET "LastUsedDate" = u.used
-         FROM unnest($1::int[], $2::timestamptz[]) AS u(id, used)
+      `UPDATE "UserRegistryApiKey" k SET "LastUsedDate" = u.used, "LastUsedUserAgent" = u.agent
+         FROM unnest($1::int[], $2::timestamptz[], $3::varchar[]) AS u(id, used, agent)
         WHERE k."Id" = u.id AND (k."LastUsedDate" IS NULL OR k."LastUsedDate" < u.used)`,
-      [keyIds, usedDates],
+      [ids, dates, agents],
     );
   }
 

@@ -156,6 +156,7 @@ export class AuditSealer implements OnApplicationBootstrap {
       const taken = new Set<string>();
       const gone: string[] = [];
       const repeated: string[] = [];
+      const unsealable: string[] = [];
       let skipped = 0;
       for (const [i, entry] of batch.entries()) {
         // Hashing 20,000 rows takes a few hundred ms of CPU: let requests in between.
@@ -169,9 +170,20 @@ export class AuditSealer implements OnApplicationBootstrap {
         }
         taken.add(key);
         const table = entry.tableName;
-        const rowHash = sha256(canonicalRow(table, row));
-        const date = row[LEAF_DATE_COLUMN[table]] as string;
-        const leaf = leafHash(leafRecord(table, entry.rowId, date, rowHash));
+        let rowHash: Buffer;
+        let date: string;
+        let leaf: Buffer;
+        try {
+          rowHash = sha256(canonicalRow(table, row));
+          date = row[LEAF_DATE_COLUMN[table]] as string;
+          leaf = leafHash(leafRecord(table, entry.rowId, date, rowHash));
+        } catch (error) {
+          // A row no canonical form can hold (a negative Id, a date past year 9999, written by hand):
+          // said loudly and left out, never a batch retried for ever behind it.
+          skipped++;
+          unsealable.push(`${key} (${messageOf(error)})`);
+          continue;
+        }
         range.append(leaf, keep);
         newLeaves.push({ tableName: table, rowId: entry.rowId, rowCreatedDate: date, rowHash, leafHash: leaf });
       }
@@ -187,6 +199,7 @@ export class AuditSealer implements OnApplicationBootstrap {
       await this.pending.consume(tx, batch.map((entry) => entry.seq));
       // A row deleted behind the triggers' back before it was sealed: nothing can seal it now; say so, loudly.
       if (gone.length > 0) this.logger.error(`${gone.length} audit rows were written but are gone before they could be sealed, and are not in the log: ${gone.slice(0, 10).join(', ')}${gone.length > 10 ? ', …' : ''}`);
+      if (unsealable.length > 0) this.logger.error(`${unsealable.length} audit rows cannot be put in canonical form and are not in the log: ${unsealable.slice(0, 5).join('; ')}`);
       if (repeated.length > 0) this.logger.warn(`${repeated.length} audit rows were waiting to be sealed a second time and were sealed once: ${repeated.slice(0, 10).join(', ')}`);
       return { locked: true, sealed: newLeaves.length, skipped, full: batch.length === limit, treeSize: range.size, note };
     });

@@ -45,7 +45,12 @@ const PROVIDER_FAILURES = new Set([7, 8, 9, 10]);
 
 /** A UserLogout row as it waits for the database, in memory and in the spool. */
 type SpooledLogout = UserLogoutEntry & { createdDate: Date };
-/** `replayed` when an earlier run of this node kept it (that run may have written it); `onDisk` once the spool has it. */
+/**
+ * `replayed` when it may already be in the table: an earlier run of this node kept it (that run may
+ * have written it), or its own write failed with an outcome unknown (a commit the synchronous standby
+ * did not confirm, a connection lost during COMMIT), so it is checked before being written again.
+ * `onDisk` once the spool has it.
+ */
 type KeptLogout = SpooledLogout & { replayed?: boolean; onDisk?: boolean };
 
 /**
@@ -104,7 +109,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
    * is "written before the answer, or no success".
    */
   async logoutEventually(entry: UserLogoutEntry): Promise<'written' | 'kept' | 'refused'> {
-    const dated = { ...entry, createdDate: entry.createdDate ?? this.clock.now() };
+    const dated: KeptLogout = { ...entry, createdDate: entry.createdDate ?? this.clock.now() };
     try {
       // Behind rows already waiting, so the trail keeps its order of writing as far as it can.
       if (this.kept.length === 0) {
@@ -112,6 +117,8 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
         return 'written';
       }
     } catch (error) {
+      // Tried and failed for the database's sake: the row may have been committed all the same.
+      dated.replayed = true;
       if (!isDatabaseUnavailable(error)) {
         // The database answered and refused this row: trying it again would fail again.
         this.logger.error(`a UserLogout row (user ${entry.userRegistryId ?? 'none'}) was refused by the database and is lost: ${messageOf(error)}`);
@@ -143,7 +150,12 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             this.kept.splice(0, batch.length);
             continue;
           } catch (error) {
-            if (isDatabaseUnavailable(error)) break;
+            if (isDatabaseUnavailable(error)) {
+              // The INSERT may have been committed all the same (a commit not confirmed, a connection lost
+              // during COMMIT): checked against the table on the next try.
+              for (const entry of batch) entry.replayed = true;
+              break;
+            }
           }
           // The batch was refused for what it holds, not for an outage: row by row, setting aside the bad.
           const next = this.kept[0];
@@ -151,7 +163,10 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             await this.logoutKept([next]);
             written++;
           } catch (error) {
-            if (isDatabaseUnavailable(error)) break;
+            if (isDatabaseUnavailable(error)) {
+              next.replayed = true;
+              break;
+            }
             this.droppedCount++;
             this.logger.error(`a kept UserLogout row (user ${next.userRegistryId ?? 'none'}, ${next.createdDate.toISOString()}) cannot be written and is dropped: ${messageOf(error)}`);
           }

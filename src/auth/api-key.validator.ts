@@ -12,7 +12,8 @@ export const KEY_NOT_FOUND = 'Key Not Found';
  */
 @Injectable()
 export class ApiKeyValidator {
-  async validate(_key: string): Promise<Principal> {
+  /** `userAgent`: the request's User-Agent header as sent (raw), recorded with the key's use. */
+  async validate(_key: string, _userAgent: string | null = null): Promise<Principal> {
     throw unauthorized(KEY_NOT_FOUND);
   }
 }

@@ -44,7 +44,7 @@ export class Authenticator {
   async authenticate(req: Request): Promise<Principal> {
     const credential = presentedCredential(req);
     if (!credential) throw unauthorized();
-    if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value);
+    if (credential.type === 'ApiKey') return this.apiKeys.validate(credential.value, req.get('user-agent') ?? null);
     const principal = await this.jwt.authenticate(credential.value, credential.type);
     principal.absoluteExpiration = new Date(principal.sessionStartDate!.getTime() + this.settings.sessionAbsoluteLifetimeMs);
     return principal;

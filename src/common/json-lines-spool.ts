@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { mkdir, open, readFile, rename, unlink, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { unlink, type FileHandle } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { withinDeadline } from './deadline';
+import { ensurePrivateDirectory, openPrivateFileForAppend, readPrivateFileAsync, writePrivateFileAsync } from './private-file';
 
 /**
  * Where a node keeps rows of `table` that wait for the database:
@@ -25,7 +26,8 @@ export const SPOOL_DEADLINE_MS = 1_000;
  *
  * The file belongs to one node (its `Instance`, unique among the nodes of a deployment, the host name
  * by default): nodes that share a DataDirectory each keep their own. It holds audit data (user names,
- * addresses, user agents), never a credential, and is readable by the service's user only.
+ * addresses, user agents), never a credential, and is readable by the service's user only: folder
+ * 0700, file 0600 whatever the umask, never opened through a link (src/common/private-file.ts).
  *
  * Every step runs in one queue, so an append and a rewrite never interleave; rows appended while a
  * step runs are written together by the next one (one fdatasync for a burst of logouts, not one
@@ -53,14 +55,14 @@ export class JsonLinesSpool<T> {
    * its rows stay for an operator).
    */
   private async load(): Promise<{ rows: T[]; skipped: number }> {
-    let text: string;
+    let text: string | null;
     try {
-      text = await readFile(this.path, 'utf8');
+      text = await readPrivateFileAsync(this.path);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { rows: [], skipped: 0 };
       this.unusable = true;
       throw error;
     }
+    if (text === null) return { rows: [], skipped: 0 };
     const rows: T[] = [];
     let skipped = 0;
     for (const line of text.split('\n')) {
@@ -125,15 +127,8 @@ export class JsonLinesSpool<T> {
             if (error.code !== 'ENOENT') throw error;
           });
         } else {
-          const next = `${this.path}.next`;
-          const file = await open(next, 'w', 0o600);
-          try {
-            await file.writeFile(lines(left));
-            await file.datasync();
-          } finally {
-            await file.close();
-          }
-          await rename(next, this.path);
+          // A new file beside it (O_EXCL, 0600), flushed, renamed over it: one or the other after a crash.
+          await writePrivateFileAsync(this.path, lines(left));
         }
       } catch (error) {
         for (const row of covered) row.settle(false);
@@ -157,8 +152,8 @@ export class JsonLinesSpool<T> {
     if (batch.length === 0) return;
     try {
       if (!this.handle) {
-        await mkdir(join(this.path, '..'), { recursive: true, mode: 0o700 });
-        this.handle = await open(this.path, 'a', 0o600);
+        ensurePrivateDirectory(dirname(this.path));
+        this.handle = await openPrivateFileForAppend(this.path);
       }
       await this.handle.appendFile(batch.map((row) => row.text).join(''));
       await this.handle.datasync();

@@ -1,5 +1,6 @@
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, unlinkSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createPrivateFile, readPrivateFile } from '../common/private-file';
 
 /** Thrown when another process (or another application in this one) has the embedded database open. */
 export class DataDirectoryInUse extends Error {}
@@ -24,13 +25,9 @@ function alive(pid: number): boolean {
 }
 
 function holderOf(path: string): number | null | 'unreadable' {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
+  // Never through a link (a link planted as the lock file is refused, not read).
+  const text = readPrivateFile(path);
+  if (text === null) return null;
   const pid = Number(text.split('\n')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : 'unreadable';
 }
@@ -64,7 +61,8 @@ export function lockDataDirectory(directory: string): DataDirectoryLock {
   for (let attempt = 0; attempt < 20; attempt++) {
     let fd: number;
     try {
-      fd = openSync(path, 'wx', 0o600);
+      // O_EXCL, 0600 whatever the umask, never through a link.
+      fd = createPrivateFile(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = holderOf(path);

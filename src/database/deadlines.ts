@@ -30,6 +30,8 @@ const KEEPALIVE_DELAY_MS = 10_000;
 
 /** Marks an error as "PostgreSQL could not be reached in time" (answered 503, logged as a warning). */
 const UNAVAILABLE = Symbol.for('transaction-monitoring.database-unavailable');
+/** Marks a commit a synchronous standby did not confirm (see CommitNotConfirmedError). */
+const NOT_CONFIRMED = Symbol.for('transaction-monitoring.commit-not-confirmed');
 
 /** Thrown without contacting the server while the breaker is open. */
 export class DatabaseUnavailableError extends Error {
@@ -49,26 +51,89 @@ const CONNECTION_MESSAGES = [
 ];
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
-/**
- * True when `error` (or what it wraps: TypeORM's driverError, a cause) says PostgreSQL could not be
- * reached or did not answer in time, as opposed to an answer that was an error (a constraint, a
- * cancelled slow statement): a connection failure, a timeout, a lost connection, a server shutting
- * down or out of connections, or the breaker refusing.
- */
-export function isDatabaseUnavailable(error: unknown): boolean {
+/** The errors `error` wraps (TypeORM's driverError, a cause), itself first; at most five deep. */
+function* chain(error: unknown): Generator<{ message: string; code: string } & Record<symbol, unknown>> {
   for (let current = error, depth = 0; current && typeof current === 'object' && depth < 5; depth++) {
     const e = current as { message?: unknown; code?: unknown; driverError?: unknown; cause?: unknown } & Record<symbol, unknown>;
-    if (e[UNAVAILABLE]) return true;
-    const code = typeof e.code === 'string' ? e.code : '';
-    if (NETWORK_CODES.has(code)) return true;
-    // SQLSTATE class 08 (connection exception), 57P01-03 (shutdown, crash, cannot connect now), 53300 (too many connections).
-    if (/^08/.test(code) || /^57P0[123]$/.test(code) || code === '53300') return true;
-    const message = typeof e.message === 'string' ? e.message : '';
-    if (!code && CONNECTION_MESSAGES.some((m) => message.startsWith(m))) return true;
+    yield Object.assign(Object.create(null) as Record<symbol, unknown>, e, {
+      message: typeof e.message === 'string' ? e.message : '',
+      code: typeof e.code === 'string' ? e.code : '',
+    });
     current = e.driverError ?? e.cause;
+  }
+}
+
+/**
+ * True when `error` (or what it wraps) says PostgreSQL could not be reached: a connection failure, a
+ * client-side timeout, a lost connection, a server shutting down or out of connections, or the
+ * breaker refusing. These open the breaker: the next statements would wait for the same.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  for (const e of chain(error)) {
+    if (e[UNAVAILABLE]) return true;
+    if (NETWORK_CODES.has(e.code)) return true;
+    // SQLSTATE class 08 (connection exception), 57P01-03 (shutdown, crash, cannot connect now), 53300 (too many connections).
+    if (/^08/.test(e.code) || /^57P0[123]$/.test(e.code) || e.code === '53300') return true;
+    if (!e.code && CONNECTION_MESSAGES.some((m) => e.message.startsWith(m))) return true;
   }
   return false;
 }
+
+/**
+ * SQLSTATEs of a server that answered, but only to say the statement did not finish in time or was
+ * stopped (issue 26): not a fault of the request, and not an unreachable server either.
+ * - 57014 query_canceled: its `statement_timeout` (the deadline set on every connection; e.g. a
+ *   statement waiting for a row lock held by a commit that waits for a stopped synchronous standby),
+ *   or an operator's pg_cancel_backend. (The commit's own wait is not bounded by statement_timeout,
+ *   which PostgreSQL turns off before committing: the client's query_timeout ends it, see below.);
+ * - 55P03 lock_not_available: `lock_timeout`, or NOWAIT;
+ * - 25P03 idle_in_transaction_session_timeout, 57P05 idle_session_timeout: the server ended a session;
+ * - 40001 serialization_failure, 40P01 deadlock_detected: the server asks for the transaction again.
+ */
+const DID_NOT_FINISH_CODES = new Set(['57014', '55P03', '25P03', '57P05', '40001', '40P01']);
+
+/** True when the server answered that the statement did not finish in time (see DID_NOT_FINISH_CODES). */
+export function isDatabaseTimeout(error: unknown): boolean {
+  for (const e of chain(error)) {
+    if (e[NOT_CONFIRMED]) return true;
+    if (DID_NOT_FINISH_CODES.has(e.code)) return true;
+  }
+  return false;
+}
+
+/**
+ * True when the request cannot be answered because of the database, not because of itself: it could
+ * not be reached (isDatabaseUnreachable) or did not finish in time (isDatabaseTimeout). Answered 503
+ * with Retry-After and one summarised warning by the global filter, never 500; a row that must not be
+ * lost (a UserLogout) is kept and written again.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return isDatabaseUnreachable(error) || isDatabaseTimeout(error);
+}
+
+/**
+ * A commit the server made locally but whose wait for a synchronous standby was cancelled (by the
+ * statement_timeout while the standby is away): PostgreSQL then reports success with only a WARNING.
+ * The row is on the primary and not (yet) on the standby, so a failover now would lose it: this is not
+ * the success the caller was promised. The statement fails with this error instead (503); the row may
+ * exist (like any answer that did not arrive), and a kept UserLogout is checked against the table
+ * before being written again.
+ */
+export class CommitNotConfirmedError extends Error {
+  constructor() {
+    super('the commit was not confirmed by the synchronous standby in time (committed on the primary only)');
+    (this as unknown as Record<symbol, boolean>)[NOT_CONFIRMED] = true;
+  }
+}
+
+/** True when `error` (or what it wraps) is a commit made on the primary that the synchronous standby did not confirm. */
+export function isCommitNotConfirmed(error: unknown): boolean {
+  for (const e of chain(error)) if (e[NOT_CONFIRMED]) return true;
+  return false;
+}
+
+/** PostgreSQL's WARNING when a commit's wait for synchronous replication is cancelled (syncrep.c). */
+const SYNC_WAIT_CANCELLED = /^canceling (the )?wait for synchronous replication/;
 
 /**
  * Open after a failure to reach the server; while open, statements are refused at once except one
@@ -162,14 +227,23 @@ export function deadlineClient(breaker: DatabaseBreaker): typeof Client {
         process.nextTick(() => settle(error));
         return result;
       }
+      // A commit whose wait for the synchronous standby was cancelled succeeds with a WARNING only.
+      let unconfirmed = false;
+      const onNotice = (notice: { message?: string }) => {
+        if (SYNC_WAIT_CANCELLED.test(notice.message ?? '')) unconfirmed = true;
+      };
+      this.on('notice', onNotice);
       super.query(config, values, (error: Error | null, res?: QueryResult) => {
-        if (error && isDatabaseUnavailable(error)) {
+        this.off('notice', onNotice);
+        if (error && isDatabaseUnreachable(error)) {
           breaker.failed(error);
           if (error.message === 'Query read timeout') this.abandon();
           (error as unknown as Record<symbol, boolean>)[UNAVAILABLE] = true;
         } else {
+          // Any answer, an error or a cancelled statement included, says the server is reachable.
           breaker.answered();
         }
+        if (!error && unconfirmed) error = new CommitNotConfirmedError();
         settle(error, res);
       });
       return result;

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { mkdirSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
-import { resolve } from 'node:path';
+import { ensurePrivateDirectory } from '../common/private-file';
+import { prepareDataDirectory, preparedMessage } from '../config/data-directory';
 import { embeddedDirectory, lockDataDirectory } from './data-directory-lock';
 import { PgliteBridge } from './pglite-bridge';
 
@@ -28,14 +28,16 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(dataDirectory: string): Promise<EmbeddedPostgres> {
   const logger = new Logger('EmbeddedPostgres');
   const directory = embeddedDirectory(dataDirectory);
-  mkdirSync(resolve(dataDirectory), { recursive: true });
+  // main.ts has done this already; an application built in-process (tests, tools) gets it here.
+  const prepared = preparedMessage(prepareDataDirectory(dataDirectory));
+  if (prepared) new Logger('DataDirectory').log(prepared);
   const lock = lockDataDirectory(directory);
   try {
-    mkdirSync(directory, { recursive: true });
+    ensurePrivateDirectory(directory);
     // Loaded only in embedded mode (its CommonJS build), so a node on a real server never loads PGlite.
     const { PGlite } = require('@electric-sql/pglite') as typeof import('@electric-sql/pglite');
     const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as typeof import('@electric-sql/pglite/contrib/pg_trgm');
-    const db = await PGlite.create(directory, { extensions: { pg_trgm } });
+    const db = await PGlite.create({ fs: privateNodeFs(directory), extensions: { pg_trgm } });
     const bridge = new PgliteBridge(db);
     logger.log(`embedded PostgreSQL (PGlite) at ${directory}`);
     return {
@@ -58,4 +60,37 @@ export async function startEmbeddedPostgres(dataDirectory: string): Promise<Embe
     lock.release();
     throw error;
   }
+}
+
+/** Permission bits only the owner keeps. */
+const OWNER_ONLY = ~0o077;
+
+/**
+ * PGlite's file system on the host (its NodeFS), for the service's user only. Emscripten's NODEFS
+ * passes modes to the host itself: it creates each file with the mode the wasm side asked for and
+ * then chmods it to that mode (0666 for the files PGlite's JavaScript writes, 0644 for some of
+ * PostgreSQL's), which no umask can narrow: 969 world-writable files in a fresh install (issue 25).
+ * Every mode NODEFS gives the host (mknod, chmod by path, chmod of an open file) loses its group and
+ * other bits here, in this database's own Emscripten module, before the data directory is mounted.
+ */
+function privateNodeFs(directory: string): import('@electric-sql/pglite/nodefs').NodeFS {
+  const { NodeFS } = require('@electric-sql/pglite/nodefs') as typeof import('@electric-sql/pglite/nodefs');
+  type Attributes = { mode?: number } | undefined;
+  const narrow = (attributes: Attributes): Attributes =>
+    attributes && typeof attributes.mode === 'number' ? { ...attributes, mode: attributes.mode & OWNER_ONLY } : attributes;
+  class PrivateNodeFS extends NodeFS {
+    override async init(pg: Parameters<InstanceType<typeof NodeFS>['init']>[0], options: Parameters<InstanceType<typeof NodeFS>['init']>[1]) {
+      const ownerOnly = (mod: any) => {
+        const nodefs = mod.FS.filesystems.NODEFS;
+        const { mknod, setattr } = nodefs.node_ops;
+        const streamSetattr = nodefs.stream_ops.setattr;
+        nodefs.node_ops.mknod = (parent: unknown, name: string, mode: number, dev: number) => mknod(parent, name, mode & OWNER_ONLY, dev);
+        nodefs.node_ops.setattr = (node: unknown, attributes: Attributes) => setattr(node, narrow(attributes));
+        nodefs.stream_ops.setattr = (stream: unknown, attributes: Attributes) => streamSetattr(stream, narrow(attributes));
+      };
+      // Runs before NodeFS's own step, which mounts the directory.
+      return super.init(pg, { ...options, preRun: [...(options.preRun ?? []), ownerOnly] });
+    }
+  }
+  return new PrivateNodeFS(directory);
 }

@@ -5,7 +5,7 @@ import { AuditWriter } from '../audit/audit.writer';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
 import { JwtStrategy } from '../auth/jwt.strategy';
-import { isDatabaseUnavailable } from '../database/deadlines';
+import { isCommitNotConfirmed, isDatabaseUnavailable } from '../database/deadlines';
 import { RequestContext, requestContext } from '../common/request-context';
 import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
 import { SessionOwner, SessionRevocation } from './session-revocation.service';
@@ -59,6 +59,14 @@ export class LogoutService {
       this.logger.log(`user ${session.owner.userRegistryId} logged out`);
       return 'revoked';
     } catch (error) {
+      if (isCommitNotConfirmed(error)) {
+        // PostgreSQL committed the revocation and its UserLogout row on the primary; only the synchronous
+        // standby's confirmation is missing (it is away). Recording a failure beside them would
+        // contradict the trail; a failover before the standby catches up could lose both (README, PostgreSQL high availability).
+        this.logger.warn('logout while the synchronous standby does not answer: the revocation is committed on the primary only');
+        await this.revocation.announceEnded(session.owner.userRegistryId);
+        return 'revoked';
+      }
       res.setHeader(LOGOUT_WARNING_HEADER, 'revocation-failed');
       if (isDatabaseUnavailable(error)) {
         // An outage: every logout meets it. One constant warning (the logger counts the repeats) rather

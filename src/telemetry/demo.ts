@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { createApp, displayUrl } from '../bootstrap';
 import { CaptureFlusher } from '../capture-queues/capture-flusher.service';
 import { CaptureQueueHealth } from '../capture-queues/capture-queue-health.entity';
+import { secureDataDirectoryOrExit } from '../config/data-directory';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
 import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
@@ -55,7 +56,9 @@ const pick = <T>(items: T[]): T => items[Math.floor(Math.random() * items.length
 
 async function main(): Promise<void> {
   const minutes = minutesFlag(process.argv.slice(2));
-  const settings = resolveSecrets(loadSettings(process.env));
+  const loaded = loadSettings(process.env);
+  secureDataDirectoryOrExit(loaded, (message) => new Logger('DataDirectory').log(message));
+  const settings = resolveSecrets(loaded);
   refuseIfEmbeddedDatabaseInUse(
     settings,
     ' (the demo serves the pages itself while it runs: stop the service first, then run the demo)',

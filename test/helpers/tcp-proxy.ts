@@ -21,6 +21,11 @@ export interface TcpProxy {
   refuse(): Promise<void>;
   blackhole(): void;
   restore(): Promise<void>;
+  /**
+   * Sends new connections to another port from now on and cuts the open ones, as a virtual IP moved
+   * to another server (a failover) does: the peers reconnect, to the new server.
+   */
+  retarget(targetPort: number): void;
   /** Connections accepted since the start (to see that a client reconnected). */
   readonly accepted: number;
   close(): Promise<void>;
@@ -49,6 +54,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   const pairs = new Set<Pair>();
   let mode: TcpProxy['mode'] = 'pass';
   let accepted = 0;
+  let target = targetPort;
   let server: Server;
 
   const drop = (pair: Pair) => {
@@ -68,7 +74,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       client.on('data', () => undefined);
       return;
     }
-    const upstream = connect(targetPort, targetHost);
+    const upstream = connect(target, targetHost);
     pair.upstream = upstream;
     upstream.on('error', () => drop(pair));
     upstream.on('close', () => drop(pair));
@@ -137,6 +143,10 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
       }
       mode = 'pass';
       for (const pair of [...pairs]) if (pair.tainted) drop(pair);
+    },
+    retarget(port: number) {
+      target = port;
+      for (const pair of [...pairs]) drop(pair);
     },
     async close() {
       for (const pair of [...pairs]) drop(pair);

@@ -114,6 +114,17 @@ export function formatDate(value) {
   return `${p.year}-${pad(p.month)}-${pad(p.day)} ${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)} ${zoneName(d)}`;
 }
 
+/**
+ * formatDate's text for a narrow cell: it may break between the day and the time, never inside
+ * either ("2026-11-25" over "14:19:32 EST"), so a table of dates fits a card instead of scrolling.
+ */
+export function wrappingDate(value) {
+  const text = formatDate(value);
+  const space = text.indexOf(' ');
+  if (space < 0) return text;
+  return h('span', {}, h('span', { class: 'nowrap' }, text.slice(0, space)), ' ', h('span', { class: 'nowrap' }, text.slice(space + 1)));
+}
+
 /** "HH:mm" (or "MM-DD HH:mm" with `day`) in the chosen zone, for a chart's time axis. */
 export function formatClock(value, { day = false, seconds = false } = {}) {
   const p = clockParts(new Date(value));

@@ -3,7 +3,7 @@
 // the Users page (the selected user's, for an administrator).
 import { api, problemLines } from './api.js';
 import { confirmDialog } from './dialog.js';
-import { clear, formatAgo, formatDate, h, notice } from './dom.js';
+import { clear, formatAgo, formatDate, h, notice, wrappingDate } from './dom.js';
 import { describeUserAgent } from './user-agent.js';
 
 /**
@@ -22,7 +22,7 @@ export function deviceCell(agent, { testid } = {}) {
  */
 export function freshness(value, never = 'Never', { inline = false } = {}) {
   if (!value) return [never];
-  return [formatDate(value), inline ? ' · ' : null, h('span', { class: inline ? 'ago-inline' : 'ago' }, formatAgo(value))];
+  return [wrappingDate(value), inline ? ' · ' : null, h('span', { class: inline ? 'ago-inline' : 'ago' }, formatAgo(value))];
 }
 
 /**

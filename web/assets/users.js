@@ -2,10 +2,10 @@
 // password, Revoke Sessions) and each user's API keys (generate, shown once; list; revoke).
 import { api, problemLines } from './api.js';
 import { confirmDialog } from './dialog.js';
-import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
+import { byId, clear, field, focusOn, formatDate, h, notice, wrappingDate } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
-import { freshness, sessionsCard } from './sessions.js';
+import { deviceCell, freshness, sessionsCard } from './sessions.js';
 
 const session = await startPage();
 const root = content();
@@ -445,8 +445,8 @@ function apiKeys(user) {
                   h('td', { class: 'nowrap', 'data-label': 'Key' }, h('code', {}, `${key.apiKeyDisplay}…`)),
                   // The description sits under the name so the row fits the card without scrolling.
                   h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
-                  h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
-                  h('td', { class: 'nowrap', 'data-label': 'Last used' }, freshness(key.lastUsedDate)),
+                  h('td', { 'data-label': 'Created' }, wrappingDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
+                  lastUsed(key),
                   h('td', { 'data-label': '' }, revoke),
                 );
               }),
@@ -454,10 +454,29 @@ function apiKeys(user) {
       ),
     );
     listHolderKeys.append(
-      h('p', { class: 'hint', id: 'last-used-note' }, 'Last used is written at most once a minute, so a key used in the last minute can still show its previous time, or Never.'),
+      h(
+        'p',
+        { class: 'hint', id: 'last-used-note' },
+        'Last used is written at most once a minute, so a key used in the last minute can still show its previous time, or Never. Under it, the client of that use: tap it for the full text it sent.',
+      ),
     );
     const history = revokedHistory(revoked);
     if (history) listHolderKeys.append(history);
+  }
+
+  /**
+   * When the key was last used and, under it, the client of that use, named from the user agent it
+   * sent with the full text one tap away (the Sessions page's component). Under the time rather than
+   * in a column of its own, and the dates free to break between day and time, so the row fits the
+   * Users page's card at 1366 px (the Revoke button was scrolled out of it before).
+   */
+  function lastUsed(key) {
+    return h(
+      'td',
+      { class: 'key-last-used', 'data-label': 'Last used' },
+      h('div', {}, freshness(key.lastUsedDate)),
+      key.lastUsedDate ? deviceCell(key.lastUsedUserAgent, { testid: 'key-device' }) : null,
+    );
   }
 
   /** Revoked keys stay visible as history: which key, when it was made and revoked, and by whom. */
@@ -480,9 +499,9 @@ function apiKeys(user) {
               { 'data-key-id': key.id, 'data-key-display': key.apiKeyDisplay },
               h('td', { class: 'nowrap', 'data-label': 'Key' }, h('code', {}, `${key.apiKeyDisplay}…`)),
               h('td', { 'data-label': 'Name' }, key.name, key.description ? h('div', { class: 'muted small' }, key.description) : null),
-              h('td', { class: 'nowrap', 'data-label': 'Created' }, formatDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
-              h('td', { class: 'nowrap', 'data-label': 'Last used' }, freshness(key.lastUsedDate)),
-              h('td', { class: 'nowrap', 'data-label': 'Revoked' }, formatDate(key.revokedDate), key.revokedBy ? h('div', { class: 'muted small' }, `by ${key.revokedBy}`) : null),
+              h('td', { 'data-label': 'Created' }, wrappingDate(key.createdDate), key.createdUser ? h('div', { class: 'muted small' }, key.createdUser) : null),
+              lastUsed(key),
+              h('td', { 'data-label': 'Revoked' }, wrappingDate(key.revokedDate), key.revokedBy ? h('div', { class: 'muted small' }, `by ${key.revokedBy}`) : null),
             ),
           ),
         ),
