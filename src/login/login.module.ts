@@ -11,9 +11,10 @@ import { NegotiateStrategy } from './negotiate.strategy';
 import { OAuthController } from './oauth.controller';
 import { OAuthSignIn } from './oauth.service';
 import { PasswordController } from './password.controller';
-import { PasswordSignIn } from './password-sign-in.service';
-import { PasswordTransport } from '../users/password-transport';
-import { SignInCompletion } from './sign-in.service';
+import { PasswordChange } from './password-change.service';
+import { PasswordScheme } from './password.scheme';
+import { SignInCompletion } from './sign-in-completion.service';
+import { SignInFlow } from './sign-in-flow.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
 import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
@@ -23,8 +24,10 @@ import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore
   imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule],
   controllers: [PasswordController, NegotiateController, OAuthController],
   providers: [
-    PasswordSignIn,
+    SignInFlow,
     SignInCompletion,
+    PasswordScheme,
+    PasswordChange,
     NegotiateStrategy,
     NegotiateSignIn,
     OAuthSignIn,

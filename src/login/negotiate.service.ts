@@ -9,8 +9,8 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { MfaProvider } from '../mfa/mfa.provider';
 import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { NegotiateStrategy, userNameOfPrincipal } from './negotiate.strategy';
-import { SIGN_IN_FAILED } from './password-sign-in.service';
-import { SignInCompletion } from './sign-in.service';
+import { SIGN_IN_FAILED } from './sign-in-scheme';
+import { SignInCompletion } from './sign-in-completion.service';
 import { SignInThrottle } from './sign-in-throttle.service';
 
 export type NegotiateSignInResult =
@@ -105,8 +105,8 @@ export class NegotiateSignIn implements OnApplicationBootstrap {
         return fail(FailureTypeId.SecondFactorRejected, account);
       }
     }
-    const issued = await this.completion.complete(account, AuthenticationTypeId.Negotiate, req, res, { attempt: reserved });
-    if (!issued) return fail(FailureTypeId.PasswordLocked, account);
+    if (!(await this.accounts.recordSuccess(account.id, reserved))) return fail(FailureTypeId.PasswordLocked, account);
+    const issued = await this.completion.complete(account, AuthenticationTypeId.Negotiate, req, res);
     await ticket.release();
     return { kind: 'signedIn', issued, responseToken: outcome.responseToken };
   }

@@ -12,7 +12,7 @@ import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { localPath } from '../common/local-path';
 import { hasControlCharacter } from '../common/text';
 import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
-import { SignInCompletion } from './sign-in.service';
+import { SignInCompletion } from './sign-in-completion.service';
 import { SignInThrottle } from './sign-in-throttle.service';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';
@@ -166,9 +166,10 @@ export class OAuthSignIn {
     try {
       const params = this.responseParameters(req, method);
       const account = await this.establish(req, params, method);
-      if (!(await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res))) {
+      if (!(await this.accounts.recordSuccess(account.id))) {
         throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user was locked during the sign-in', account.name, account);
       }
+      await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res);
       this.logger.log(`user ${account.id} signed in by OpenID Connect`);
       await ticket.release();
       return this.settings.oauthForceRedirect ?? this.returnUrlOf(params);
