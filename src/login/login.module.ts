@@ -6,7 +6,7 @@ import { DATABASE_IDENTITY } from '../database/database-identity';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
 import { NegotiateController } from './negotiate.controller';
-import { NegotiateSignIn } from './negotiate.service';
+import { NegotiateScheme } from './negotiate.scheme';
 import { NegotiateStrategy } from './negotiate.strategy';
 import { OAuthController } from './oauth.controller';
 import { OAuthSignIn } from './oauth.service';
@@ -29,7 +29,7 @@ import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore
     PasswordScheme,
     PasswordChange,
     NegotiateStrategy,
-    NegotiateSignIn,
+    NegotiateScheme,
     OAuthSignIn,
     SignInThrottle,
     DatabaseThrottleStore,

@@ -63,7 +63,7 @@ export class SignInFlow {
   async refuse<Input, Evidence>(scheme: SignInScheme<Input, Evidence>, failure: SignInFailure, req: Request): Promise<Error> {
     if (failure.failureTypeId !== null) {
       try {
-        await this.recordFailure(scheme, failure.failureTypeId, failure, req);
+        await this.recordFailure(scheme, failure, req);
       } catch (error) {
         // A scheme that answers every error as a refusal (a redirect) still answers; the others fail closed.
         if (!scheme.unexpected) throw error;
@@ -104,7 +104,7 @@ export class SignInFlow {
         await this.accounts.countNoAttempt();
         await proof.imitate(evidence);
       }
-      throw new SignInFailure(early, `refused before any verify`, userName, found);
+      throw new SignInFailure(early, 'refused before any verify', userName, found);
     }
     const account = found!;
     const refused = (failureTypeId: FailureTypeId): SignInFailure => new SignInFailure(failureTypeId, 'refused', userName, account);
@@ -131,7 +131,7 @@ export class SignInFlow {
       const stop = scheme.afterProof?.(account, input, evidence);
       if (stop) {
         await releaseOrRefuse();
-        await this.recordFailure(scheme, stop.failureTypeId, refused(stop.failureTypeId), req);
+        await this.recordFailure(scheme, refused(stop.failureTypeId), req);
         throw stop.answer;
       }
     }
@@ -176,7 +176,6 @@ export class SignInFlow {
   /** The UserLogin row of a failed sign-in, whatever the scheme or the cause. */
   private async recordFailure<Input, Evidence>(
     scheme: SignInScheme<Input, Evidence>,
-    failureTypeId: FailureTypeId,
     failure: SignInFailure,
     req: Request,
   ): Promise<void> {
@@ -185,7 +184,7 @@ export class SignInFlow {
       userRegistryId: failure.account?.id ?? null,
       tenantRegistryId: failure.account?.tenantRegistryId ?? null,
       authenticationTypeId: scheme.type,
-      failureTypeId,
+      failureTypeId: failure.failureTypeId,
       // Kept by the writer for provider failures only (contract 12).
       failureMessage: failure.message,
       context: requestContext(req),
