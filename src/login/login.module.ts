@@ -9,7 +9,7 @@ import { NegotiateController } from './negotiate.controller';
 import { NegotiateScheme } from './negotiate.scheme';
 import { NegotiateStrategy } from './negotiate.strategy';
 import { OAuthController } from './oauth.controller';
-import { OAuthSignIn } from './oauth.service';
+import { OAuthScheme } from './oauth.scheme';
 import { PasswordController } from './password.controller';
 import { PasswordChange } from './password-change.service';
 import { PasswordScheme } from './password.scheme';
@@ -30,7 +30,7 @@ import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore
     PasswordChange,
     NegotiateStrategy,
     NegotiateScheme,
-    OAuthSignIn,
+    OAuthScheme,
     SignInThrottle,
     DatabaseThrottleStore,
     {
