@@ -14,6 +14,7 @@ import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { StreamsModule } from './streams/streams.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './users/users.module';
 import { WebModule } from './web/web.module';
@@ -34,6 +35,7 @@ export class AppModule {
         MfaModule,
         UsersModule,
         SessionsModule,
+        StreamsModule,
         LoginModule,
         CaptureQueuesModule,
         ReadsModule,

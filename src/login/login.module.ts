@@ -7,7 +7,7 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
 import { NegotiateController } from './negotiate.controller';
 import { NegotiateScheme } from './negotiate.scheme';
-import { NegotiateStrategy } from './negotiate.strategy';
+import { NegotiateAcceptor } from './negotiate-acceptor';
 import { OAuthController } from './oauth.controller';
 import { OAuthScheme } from './oauth.scheme';
 import { PasswordController } from './password.controller';
@@ -28,7 +28,7 @@ import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore
     SignInCompletion,
     PasswordScheme,
     PasswordChange,
-    NegotiateStrategy,
+    NegotiateAcceptor,
     NegotiateScheme,
     OAuthScheme,
     SignInThrottle,

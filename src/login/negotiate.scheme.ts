@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { AuthenticationTypeId } from '../audit/audit.types';
 import { ProblemError, serviceUnavailable } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { NegotiateStrategy, userNameOfPrincipal } from './negotiate.strategy';
+import { NegotiateAcceptor, userNameOfPrincipal } from './negotiate-acceptor';
 import { Identified, SIGN_IN_FAILED, SignInFailure, SignInScheme } from './sign-in-scheme';
 
 /** What ByNegotiate and ByNegotiateMfa carry: the passcode of the second request only. */
@@ -36,7 +36,7 @@ export class NegotiateScheme implements SignInScheme<NegotiateInput, NegotiateEv
   private readonly logger = new Logger('Negotiate');
 
   constructor(
-    private readonly acceptor: NegotiateStrategy,
+    private readonly acceptor: NegotiateAcceptor,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
