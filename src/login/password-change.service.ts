@@ -45,7 +45,6 @@ export class PasswordChange {
    * toward the lockout); every earlier session ends and the caller gets a new one.
    */
   async changeOwnPassword(userRegistryId: number, dto: ChangePasswordDto, req: Request, res: Response): Promise<IssuedToken> {
-    const context = requestContext(req);
     const account = await this.accounts.findById(userRegistryId);
     if (!account || !account.active || account.passwordLocked) throw unauthorized();
     const opened = this.open(dto);
