@@ -19,18 +19,26 @@ import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
 import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
+/**
+ * Every sign-in scheme: its strategy (a SignInScheme that SignInFlow runs) and its routes. A new scheme
+ * is one line here (docs/decisions/0019-one-sign-in-flow.md).
+ */
+const SCHEMES = [
+  { scheme: PasswordScheme, routes: PasswordController },
+  { scheme: NegotiateScheme, routes: NegotiateController },
+  { scheme: OAuthScheme, routes: OAuthController },
+];
+
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
   imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule],
-  controllers: [PasswordController, NegotiateController, OAuthController],
+  controllers: SCHEMES.map(({ routes }) => routes),
   providers: [
+    ...SCHEMES.map(({ scheme }) => scheme),
     SignInFlow,
     SignInCompletion,
-    PasswordScheme,
     PasswordChange,
     NegotiateAcceptor,
-    NegotiateScheme,
-    OAuthScheme,
     SignInThrottle,
     DatabaseThrottleStore,
     {
