@@ -15,6 +15,7 @@ import { LoginModule } from './login/login.module';
 import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { StreamsModule } from './streams/streams.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './users/users.module';
 import { WebModule } from './web/web.module';
@@ -36,6 +37,7 @@ export class AppModule {
         MfaModule,
         UsersModule,
         SessionsModule,
+        StreamsModule,
         LoginModule,
         CaptureQueuesModule,
         ReadsModule,
