@@ -6,7 +6,10 @@
  * its own database, and the same targets as bench/auth.js (open route, bearer JWT, cookie JWT with
  * refresh) alternate between the two over rounds, at 10 and 50 connections. Reported per build:
  * requests/s, service CPU µs per request, and the ratio to that build's own open route (the figure
- * bench/auth.js tracks). Run: npm run build && BENCH_BEFORE=/path/to/old/checkout node bench/compare-auth.js
+ * bench/auth.js tracks). Then password sign-in (the right password: Argon2, the lockout count, the
+ * UserLogin and UserSession rows, token and cookies) against the open route at 2 connections: more
+ * sign-ins of one account in flight at once than PasswordAttempts + 1 would lock it (decision 0012).
+ * Run: npm run build && BENCH_BEFORE=/path/to/old/checkout node bench/compare-auth.js
  */
 const lib = require('./lib/service');
 
@@ -45,6 +48,27 @@ async function main() {
         const own = results.filter((r) => r.name.startsWith(`${build.name}:`));
         rows.push(...lib.comparisonRows(own, connections));
       }
+    }
+    const signInTargets = [];
+    for (const kind of ['open route', 'password sign-in']) {
+      for (const build of builds) {
+        const { url } = build.service;
+        const options =
+          kind === 'open route'
+            ? { connections: 2, url: `${url}/api/Authentication/PasswordPublicKey` }
+            : {
+                connections: 2,
+                url: `${url}/api/Authentication/ByUserNamePassword`,
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ userName: 'Administrator', password: 'Bench-Adm1n-Password' }),
+              };
+        signInTargets.push({ name: `${build.name}: ${kind}`, build, kind, options });
+      }
+    }
+    const signInResults = await lib.alternate(signInTargets, { pidOf: (t) => t.build.service.pid });
+    for (const build of builds) {
+      rows.push(...lib.comparisonRows(signInResults.filter((r) => r.name.startsWith(`${build.name}:`)), 2));
     }
     lib.printTable('Before/after: requests/s and service CPU per request (median of 5 alternating 4 s rounds per load)', rows);
   } finally {

@@ -16,6 +16,7 @@ import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
 import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { StreamsModule } from './streams/streams.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './users/users.module';
 import { WebModule } from './web/web.module';
@@ -37,6 +38,7 @@ export class AppModule {
         MfaModule,
         UsersModule,
         SessionsModule,
+        StreamsModule,
         LoginModule,
         CaptureQueuesModule,
         ReadsModule,

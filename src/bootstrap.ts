@@ -12,7 +12,7 @@ import { ProblemFilter, sendProblem, validationFailed } from './common/problem';
 import { isDatabaseUnavailable } from './database/deadlines';
 import { AppSettings } from './config/config.module';
 import { setupExplorer } from './explorer';
-import { OAUTH_CALLBACK_PATH } from './login/oauth.service';
+import { OAUTH_CALLBACK_PATH } from './login/oauth.scheme';
 
 /** Longest a client may take to send its request headers, then its whole request (slow clients). */
 export const HEADERS_TIMEOUT_MS = 10_000;

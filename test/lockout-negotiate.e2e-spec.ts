@@ -3,7 +3,7 @@ import { Browser } from './helpers/http';
 import { Kdc, startKdc } from './helpers/kdc';
 import { RIGHT_PASSCODE, startCountingMfaProvider, startGatedMfaProvider } from './helpers/mfa-provider';
 import { insertUser } from './helpers/users';
-import { loadKerberos } from '../src/login/negotiate.strategy';
+import { loadKerberos } from '../src/login/negotiate-acceptor';
 
 /**
  * Contract 13 on the Negotiate path: the passcode posted to ByNegotiateMfa is counted before the

@@ -3,7 +3,7 @@ import { Browser, parseSetCookie } from './helpers/http';
 import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
-import { loadKerberos } from '../src/login/negotiate.strategy';
+import { loadKerberos } from '../src/login/negotiate-acceptor';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos

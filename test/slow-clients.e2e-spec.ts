@@ -1,7 +1,7 @@
 import { connect, Socket } from 'node:net';
 import { Bus, CHANNELS } from '../src/bus/bus';
 import { HEADERS_TIMEOUT_MS, REQUEST_TIMEOUT_MS } from '../src/bootstrap';
-import { StreamRegistry } from '../src/sessions/stream-registry.service';
+import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { RawRequest } from './helpers/raw-http';
 import { insertUser } from './helpers/users';

@@ -1,6 +1,6 @@
 import { Bus, CHANNELS } from '../src/bus/bus';
 import { ManualClock } from '../src/common/clock';
-import { StreamRegistry } from '../src/sessions/stream-registry.service';
+import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';

@@ -1,5 +1,5 @@
 import { Bus, CHANNELS } from '../src/bus/bus';
-import { StreamRegistry } from '../src/sessions/stream-registry.service';
+import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { createKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { Bus, CHANNELS } from '../src/bus/bus';
 import { SessionActivityWriter } from '../src/auth/session-activity.writer';
 import { SessionRetention } from '../src/sessions/session-retention.service';
-import { StreamRegistry } from '../src/sessions/stream-registry.service';
+import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TEST_JWT_KEY, TestApp } from './helpers/app';
 import { call, createKey } from './helpers/api-keys';
 import { Browser, parseSetCookie } from './helpers/http';

@@ -1,5 +1,3 @@
-import { Injectable } from '@nestjs/common';
-import { unauthorized } from '../common/problem';
 import { Principal } from './principal';
 
 /** The outward reason of every API key failure (service.md 5.1.6). */
@@ -7,13 +5,11 @@ export const KEY_NOT_FOUND = 'Key Not Found';
 
 /**
  * Validates the x-api-key header; the injection token of the validator. The global ApiKeysModule
- * binds it to ActiveApiKeyValidator (the in-memory set of active keys); this base refuses every key,
- * the fail-closed behaviour of a build without a key store.
+ * binds it to ActiveApiKeyValidator (the in-memory set of active keys). Abstract, so that a build
+ * without a key store does not start (Nest cannot resolve the token) instead of silently refusing keys.
  */
-@Injectable()
-export class ApiKeyValidator {
-  /** `userAgent`: the request's User-Agent header as sent (raw), recorded with the key's use. */
-  async validate(_key: string, _userAgent: string | null = null): Promise<Principal> {
-    throw unauthorized(KEY_NOT_FOUND);
-  }
+export abstract class ApiKeyValidator {
+  /** The key's principal, or throws the 401 problem `KEY_NOT_FOUND` (fail closed). `userAgent`: the
+   *  request's User-Agent header as sent (raw), recorded with the key's use. */
+  abstract validate(key: string, userAgent?: string | null): Promise<Principal>;
 }

@@ -6,7 +6,7 @@ import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
 import { CsrfGuard } from './csrf.guard';
 import { SessionCookies } from './cookies';
-import { JwtStrategy } from './jwt.strategy';
+import { JwtVerifier } from './jwt-verifier';
 import { SessionActivityWriter } from './session-activity.writer';
 import { SlidingRefresh } from './sliding-refresh';
 import { TokenService } from './token.service';
@@ -26,7 +26,7 @@ import { UserStateReader } from './user-state.reader';
     SessionCookies,
     UserStateReader,
     SessionActivityWriter,
-    JwtStrategy,
+    JwtVerifier,
     Authenticator,
     SlidingRefresh,
     // Global guards run in the order they are provided: the CSRF rule first, so a request it refuses
@@ -34,6 +34,6 @@ import { UserStateReader } from './user-state.reader';
     { provide: APP_GUARD, useClass: CsrfGuard },
     { provide: APP_GUARD, useClass: AccessGuard },
   ],
-  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtStrategy, SlidingRefresh],
+  exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtVerifier, SlidingRefresh],
 })
 export class AuthModule {}

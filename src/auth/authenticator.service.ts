@@ -4,7 +4,7 @@ import { ProblemError, unauthorized } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { ApiKeyValidator } from './api-key.validator';
 import { JWT_COOKIE } from './cookies';
-import { JwtStrategy } from './jwt.strategy';
+import { JwtVerifier } from './jwt-verifier';
 import { Principal } from './principal';
 
 /** The credential a request presents, chosen exclusively: x-api-key, then bearer, then cookie. */
@@ -33,7 +33,7 @@ export function presentedCredential(req: Request): PresentedCredential {
 export class Authenticator {
   constructor(
     private readonly apiKeys: ApiKeyValidator,
-    private readonly jwt: JwtStrategy,
+    private readonly jwt: JwtVerifier,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 

@@ -38,7 +38,7 @@ export interface IssuedToken {
 }
 
 /**
- * Issues the service's own HS256 JWTs and holds their claim rules (JwtStrategy verifies them). The
+ * Issues the service's own HS256 JWTs and holds their claim rules (JwtVerifier verifies them). The
  * secret is a KeyObject: jsonwebtoken 9 spends ~750 µs per verify on a string secret (it first tries it
  * as a public key) and ~15 µs on a KeyObject.
  */
@@ -80,7 +80,7 @@ export class TokenService {
   }
 
   /**
-   * Shape and time checks of a payload whose signature, issuer and audience JwtStrategy has verified
+   * Shape and time checks of a payload whose signature, issuer and audience JwtVerifier has verified
    * (the one verification path); null when they fail. Times against the injected Clock.
    */
   checkClaims(payload: unknown): SessionClaims | null {

@@ -6,28 +6,39 @@ import { DATABASE_IDENTITY } from '../database/database-identity';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../users/users.module';
 import { NegotiateController } from './negotiate.controller';
-import { NegotiateSignIn } from './negotiate.service';
-import { NegotiateStrategy } from './negotiate.strategy';
+import { NegotiateScheme } from './negotiate.scheme';
+import { NegotiateAcceptor } from './negotiate-acceptor';
 import { OAuthController } from './oauth.controller';
-import { OAuthSignIn } from './oauth.service';
+import { OAuthScheme } from './oauth.scheme';
 import { PasswordController } from './password.controller';
-import { PasswordSignIn } from './password-sign-in.service';
-import { PasswordTransport } from '../users/password-transport';
-import { SignInCompletion } from './sign-in.service';
+import { PasswordChange } from './password-change.service';
+import { PasswordScheme } from './password.scheme';
+import { SignInCompletion } from './sign-in-completion.service';
+import { SignInFlow } from './sign-in-flow.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
 import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
+/**
+ * Every sign-in scheme: its strategy (a SignInScheme that SignInFlow runs) and its routes. A new scheme
+ * is one line here (docs/decisions/0023-one-sign-in-flow.md).
+ */
+const SCHEMES = [
+  { scheme: PasswordScheme, routes: PasswordController },
+  { scheme: NegotiateScheme, routes: NegotiateController },
+  { scheme: OAuthScheme, routes: OAuthController },
+];
+
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
   imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule],
-  controllers: [PasswordController, NegotiateController, OAuthController],
+  controllers: SCHEMES.map(({ routes }) => routes),
   providers: [
-    PasswordSignIn,
+    ...SCHEMES.map(({ scheme }) => scheme),
+    SignInFlow,
     SignInCompletion,
-    NegotiateStrategy,
-    NegotiateSignIn,
-    OAuthSignIn,
+    PasswordChange,
+    NegotiateAcceptor,
     SignInThrottle,
     DatabaseThrottleStore,
     {

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiHeader,
@@ -15,8 +15,12 @@ import type { Request, Response } from 'express';
 import { Public } from '../auth/decorators';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { enabledSchemes } from './enabled-schemes';
 import { MfaRequiredDto, TokenDto } from './login.dto';
-import { NegotiateSignIn, NegotiateSignInResult } from './negotiate.service';
+import { NegotiateEvidence, NegotiateScheme } from './negotiate.scheme';
+import { SignInFlow } from './sign-in-flow.service';
+import { SignInResult } from './sign-in-scheme';
 
 export class NegotiateMfaDto {
   @ApiProperty({ description: 'The one-time passcode.', maxLength: 64 })
@@ -26,11 +30,21 @@ export class NegotiateMfaDto {
   mfa!: string;
 }
 
-/** Negotiate sign-in routes (service.md 4.1 and 5.2, contract 7). Thin: the flow is NegotiateSignIn. */
+/** Negotiate sign-in routes (service.md 4.1 and 5.2, contract 7). Thin: SignInFlow with NegotiateScheme. */
 @ApiTags('Authentication')
 @Controller('api/Authentication')
 export class NegotiateController {
-  constructor(private readonly negotiate: NegotiateSignIn) {}
+  private readonly enabled: boolean;
+  private readonly secondFactorEnabled: boolean;
+
+  constructor(
+    private readonly flow: SignInFlow,
+    private readonly scheme: NegotiateScheme,
+    @Inject(SETTINGS) settings: AppSettings,
+  ) {
+    this.enabled = enabledSchemes(settings).negotiate;
+    this.secondFactorEnabled = settings.enableMultifactorAuthentication;
+  }
 
   @Get('ByNegotiate')
   @Public()
@@ -42,8 +56,8 @@ export class NegotiateController {
   @ApiServiceUnavailableResponse({ description: 'The ticket could not be checked in time (Kerberos acceptor or database unavailable).' })
   @ApiNotFoundResponse({ description: 'NegotiateAuthentication is off.' })
   async byNegotiate(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto | MfaRequiredDto> {
-    if (!this.negotiate.enabled) throw notFound();
-    return this.answer(await this.negotiate.signIn(req, res), res);
+    if (!this.enabled) throw notFound();
+    return this.answer(await this.flow.run(this.scheme, {}, req, res), res);
   }
 
   @Post('ByNegotiateMfa')
@@ -60,12 +74,13 @@ export class NegotiateController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<TokenDto | MfaRequiredDto> {
-    if (!this.negotiate.enabled || !this.negotiate.secondFactorEnabled) throw notFound();
-    return this.answer(await this.negotiate.signIn(req, res, body.mfa), res);
+    if (!this.enabled || !this.secondFactorEnabled) throw notFound();
+    return this.answer(await this.flow.run(this.scheme, { passcode: body.mfa }, req, res), res);
   }
 
-  private answer(result: NegotiateSignInResult, res: Response): TokenDto | MfaRequiredDto {
-    if (result.responseToken) res.setHeader('WWW-Authenticate', `Negotiate ${result.responseToken}`);
+  private answer(result: SignInResult<NegotiateEvidence>, res: Response): TokenDto | MfaRequiredDto {
+    const { responseToken } = result.evidence;
+    if (responseToken) res.setHeader('WWW-Authenticate', `Negotiate ${responseToken}`);
     if (result.kind === 'mfaRequired') {
       res.status(202);
       return { mfaRequired: true };

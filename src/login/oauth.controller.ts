@@ -4,7 +4,7 @@ import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Request, Response } from 'express';
 import { CsrfExempt, Public } from '../auth/decorators';
 import { notFound } from '../common/problem';
-import { OAuthSignIn } from './oauth.service';
+import { OAuthScheme } from './oauth.scheme';
 
 export class OAuthLoginQueryDto {
   @ApiPropertyOptional({ description: 'Where to go after signing in; only a local path is honoured, anything else means /.', maxLength: 2048 })
@@ -22,7 +22,7 @@ export class OAuthLoginQueryDto {
 @ApiTags('Authentication')
 @Controller('api/Authentication/OAuth')
 export class OAuthController {
-  constructor(private readonly oauth: OAuthSignIn) {}
+  constructor(private readonly oauth: OAuthScheme) {}
 
   @Get('Login')
   @Public()

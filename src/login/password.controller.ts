@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Inject, Post, Req, Res } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBadRequestResponse,
@@ -13,6 +13,7 @@ import { Authenticated, CurrentPrincipal, Public } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
+import { AppSettings, SETTINGS } from '../config/config.module';
 import { UserAccounts } from '../users/user-accounts.service';
 import {
   ChangePasswordDto,
@@ -23,20 +24,28 @@ import {
   WirePasswordHashDto,
   WirePasswordHashQueryDto,
 } from './login.dto';
-import { PasswordSignIn } from './password-sign-in.service';
 import { PasswordTransport } from '../users/password-transport';
-import { SignInCompletion } from './sign-in.service';
+import { enabledSchemes } from './enabled-schemes';
+import { PasswordChange } from './password-change.service';
+import { PasswordScheme } from './password.scheme';
+import { SignInFlow } from './sign-in-flow.service';
 
 /** Username and password sign-in and the password transport helpers (contract 3). */
 @ApiTags('Authentication')
 @Controller('api/Authentication')
 export class PasswordController {
+  private readonly enabled: boolean;
+
   constructor(
-    private readonly signIn: PasswordSignIn,
-    private readonly completion: SignInCompletion,
+    private readonly flow: SignInFlow,
+    private readonly scheme: PasswordScheme,
+    private readonly passwords: PasswordChange,
     private readonly transport: PasswordTransport,
     private readonly accounts: UserAccounts,
-  ) {}
+    @Inject(SETTINGS) settings: AppSettings,
+  ) {
+    this.enabled = enabledSchemes(settings).password;
+  }
 
   @Post('ByUserNamePassword')
   @Public()
@@ -52,8 +61,8 @@ export class PasswordController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<TokenDto | MfaRequiredDto> {
-    if (!this.completion.passwordSchemeEnabled) throw notFound();
-    const result = await this.signIn.signIn(body, req, res);
+    if (!this.enabled) throw notFound();
+    const result = await this.flow.run(this.scheme, body, req, res);
     if (result.kind === 'mfaRequired') {
       res.status(202);
       return { mfaRequired: true };
@@ -74,8 +83,8 @@ export class PasswordController {
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<TokenDto> {
-    if (!this.completion.passwordSchemeEnabled) throw notFound();
-    const issued = await this.signIn.changeOwnPassword(principal.userRegistryId, body, req, res);
+    if (!this.enabled) throw notFound();
+    const issued = await this.passwords.changeOwnPassword(principal.userRegistryId, body, req, res);
     return { token: issued.token, expiration: issued.expiration.toISOString() };
   }
 

@@ -4,7 +4,7 @@ import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
-import { JwtStrategy } from '../auth/jwt.strategy';
+import { JwtVerifier } from '../auth/jwt-verifier';
 import { isCommitNotConfirmed, isDatabaseUnavailable } from '../database/deadlines';
 import { RequestContext, requestContext } from '../common/request-context';
 import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
@@ -31,7 +31,7 @@ export class LogoutService {
   private readonly logger = new Logger('Logout');
   constructor(
     private readonly authenticator: Authenticator,
-    private readonly jwt: JwtStrategy,
+    private readonly jwt: JwtVerifier,
     private readonly cookies: SessionCookies,
     private readonly revocation: SessionRevocation,
     private readonly audit: AuditWriter,

@@ -11,18 +11,17 @@ import { RevokeTokensController } from './revoke-tokens.controller';
 import { SessionController } from './session.controller';
 import { SessionRetention, SessionRetentionScheduler } from './session-retention.service';
 import { SessionRevocation } from './session-revocation.service';
-import { StreamController } from './stream.controller';
-import { StreamRegistry } from './stream-registry.service';
 import { OwnSessionsController, UserSessionsController } from './user-sessions.controller';
 import { UserSessions } from './user-sessions.service';
 
 /**
  * Session lifetime: the caller's session, the UserSession rows (listed and ended one at a time),
- * revocation, logout, the streams cut with them, and the purge of ended rows.
+ * revocation, logout, and the purge of ended rows. The live streams that end with a session are
+ * StreamsModule's (src/streams), which listens to SessionRevocation; nothing here knows them.
  */
 @Module({
   imports: [SessionTablesModule, RegistryTablesModule, TypeOrmModule.forFeature([AnonymousLogoutEntry])],
-  controllers: [SessionController, OwnSessionsController, UserSessionsController, LogoutController, RevokeTokensController, StreamController],
+  controllers: [SessionController, OwnSessionsController, UserSessionsController, LogoutController, RevokeTokensController],
   providers: [
     SessionRevocation,
     UserSessions,
@@ -31,7 +30,6 @@ import { UserSessions } from './user-sessions.service';
     LogoutService,
     AnonymousLogoutRepository,
     AnonymousLogoutLimiter,
-    StreamRegistry,
   ],
   exports: [SessionRevocation, SessionTablesModule, SessionRetention],
 })

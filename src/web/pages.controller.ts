@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Authenticator, presentedCredential } from '../auth/authenticator.service';
 import { SessionCookies } from '../auth/cookies';
-import { JwtStrategy } from '../auth/jwt.strategy';
+import { JwtVerifier } from '../auth/jwt-verifier';
 import { SlidingRefresh } from '../auth/sliding-refresh';
 import { Public } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
@@ -31,7 +31,7 @@ function mayOpen(principal: Principal, access: PageAccess): boolean {
 export class PagesController {
   constructor(
     private readonly authenticator: Authenticator,
-    private readonly jwt: JwtStrategy,
+    private readonly jwt: JwtVerifier,
     private readonly refresh: SlidingRefresh,
     private readonly cookies: SessionCookies,
     @Inject(SETTINGS) private readonly settings: AppSettings,

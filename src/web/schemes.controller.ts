@@ -2,6 +2,7 @@ import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { Public } from '../auth/decorators';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { enabledSchemes } from '../login/enabled-schemes';
 
 /** Which sign-in steps the sign-in page must offer (service.md 5.2, 5.3). */
 export class SchemesDto {
@@ -25,12 +26,6 @@ export class SchemesController {
   @Public()
   @ApiOkResponse({ type: SchemesDto })
   schemes(): SchemesDto {
-    const { oauthAuthentication: oauth, negotiateAuthentication: negotiate } = this.settings;
-    return {
-      password: !oauth && !negotiate,
-      oauth,
-      negotiate,
-      mfa: this.settings.enableMultifactorAuthentication && !oauth,
-    };
+    return enabledSchemes(this.settings);
   }
 }

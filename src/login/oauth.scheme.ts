@@ -2,17 +2,16 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import type * as OpenIdClient from 'openid-client';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
 import { requestOrigin } from '../auth/same-origin';
 import { Clock } from '../common/clock';
-import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isLoopbackHost } from '../config/settings';
-import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { localPath } from '../common/local-path';
 import { hasControlCharacter } from '../common/text';
+import { enabledSchemes } from './enabled-schemes';
 import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
-import { SignInCompletion } from './sign-in.service';
+import { SignInFlow } from './sign-in-flow.service';
+import { Identified, SignInFailure, SignInScheme } from './sign-in-scheme';
 import { SignInThrottle } from './sign-in-throttle.service';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';
@@ -35,16 +34,21 @@ const ERROR_CODES: Partial<Record<FailureTypeId, string>> = {
   [FailureTypeId.InternalError]: 'internal_error',
 };
 
-/** A failed sign-in, thrown inside the flow and turned into a UserLogin row and a redirect. */
-class OAuthFailure extends Error {
-  constructor(
-    readonly failureTypeId: FailureTypeId,
-    message: string,
-    readonly createdUser: string | null = null,
-    readonly account: SignInAccount | null = null,
-  ) {
-    super(message);
+/** How an OpenID Connect sign-in fails to the browser: a redirect to the sign-in page with an error code. */
+export class SignInRedirect extends Error {
+  constructor(readonly location: string) {
+    super(`redirect to ${location}`);
   }
+}
+
+/** The callback's input: how the authorization response arrived. */
+export interface OAuthCallbackInput {
+  method: 'GET' | 'POST';
+}
+
+/** Where the browser goes after signing in (from the sealed state). */
+export interface OAuthEvidence {
+  returnUrl: string;
 }
 
 function messageOf(error: unknown): string {
@@ -92,15 +96,17 @@ export function identityClaim(claims: Record<string, unknown>): string | null {
 /**
  * OpenID Connect sign-in (service.md 5.2, contract 8 and 12) with openid-client 6: discovery from
  * OAuthAuthority, authorization code with S256 PKCE, state and nonce, callback by form_post (POST)
- * unless OAuthForceGet (GET, query). The identity claim is matched to an existing, Active, unlocked
- * user; no account is ever created and no second factor follows (the provider owns MFA).
+ * unless OAuthForceGet (GET, query). The identity claim (proved by the signed ID token) is the user
+ * name SignInFlow matches to an existing, Active, unlocked user; no account is ever created and no
+ * second factor follows (the provider owns MFA).
  *
  * The flow's secrets travel in the sealed state (see OAuthStateSealer for why), so any node can finish
- * a flow another node started. Every failure writes a UserLogin row (AuthenticationTypeId 3) and sends
- * the browser to /Account/Login?error=<code>.
+ * a flow another node started. Every failure, an unexpected error included, writes a UserLogin row
+ * (AuthenticationTypeId 3) and sends the browser to /Account/Login?error=<code>.
  */
 @Injectable()
-export class OAuthSignIn {
+export class OAuthScheme implements SignInScheme<OAuthCallbackInput, OAuthEvidence> {
+  readonly type = AuthenticationTypeId.OAuth;
   private readonly logger = new Logger('OAuth');
   private readonly sealer: OAuthStateSealer;
   private configuration: Promise<OpenIdClient.Configuration> | null = null;
@@ -108,9 +114,7 @@ export class OAuthSignIn {
   private basicAuthentication = false;
 
   constructor(
-    private readonly accounts: UserAccounts,
-    private readonly audit: AuditWriter,
-    private readonly completion: SignInCompletion,
+    private readonly flow: SignInFlow,
     private readonly clock: Clock,
     private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
@@ -119,7 +123,7 @@ export class OAuthSignIn {
   }
 
   get enabled(): boolean {
-    return this.settings.oauthAuthentication;
+    return enabledSchemes(this.settings).oauth;
   }
 
   /** GET OAuth/Login: the provider's authorization URL for a new flow (or the login page with an error). */
@@ -153,67 +157,63 @@ export class OAuthSignIn {
         nonce,
       }).href;
     } catch (error) {
-      const failure = error instanceof OAuthFailure ? error : new OAuthFailure(FailureTypeId.RemoteFailure, messageOf(error));
-      return this.failed(failure, req);
+      const failure = error instanceof SignInFailure ? error : new SignInFailure(FailureTypeId.RemoteFailure, messageOf(error));
+      return ((await this.flow.refuse(this, failure, req)) as SignInRedirect).location;
     }
   }
 
   /** The callback, by GET (query) or POST (form_post): where to send the browser next. */
   async callback(req: Request, res: Response, method: 'GET' | 'POST'): Promise<string> {
-    // Counted before the state, the code or the ID token is looked at (contract 13): 429 past the limit.
-    const ticket = await this.throttle.enter(req, AuthenticationTypeId.OAuth, null);
-    res.clearCookie(OAUTH_BINDING_COOKIE, this.bindingCookieOptions(req));
     try {
-      const params = this.responseParameters(req, method);
-      const account = await this.establish(req, params, method);
-      if (!(await this.completion.complete(account, AuthenticationTypeId.OAuth, req, res))) {
-        throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user was locked during the sign-in', account.name, account);
-      }
-      this.logger.log(`user ${account.id} signed in by OpenID Connect`);
-      await ticket.release();
-      return this.settings.oauthForceRedirect ?? this.returnUrlOf(params);
+      const result = await this.flow.run(this, { method }, req, res);
+      if (result.kind === 'signedIn') this.logger.log(`user ${result.account.id} signed in by OpenID Connect`);
+      return this.settings.oauthForceRedirect ?? result.evidence.returnUrl;
     } catch (error) {
-      const failure =
-        error instanceof OAuthFailure ? error : new OAuthFailure(FailureTypeId.InternalError, messageOf(error));
-      return this.failed(failure, req);
+      if (error instanceof SignInRedirect) return error.location;
+      throw error;
     }
   }
 
-  private returnUrlOf(params: Record<string, string>): string {
-    return localPath(this.sealer.open(params.state)?.returnUrl) ?? '/';
+  claimedName(): null {
+    return null;
   }
 
-  /** Validates the provider's answer and finds the user; throws OAuthFailure for every refusal. */
-  private async establish(req: Request, params: Record<string, string>, method: 'GET' | 'POST'): Promise<SignInAccount> {
+  /** Validates the provider's answer: the identity claim of a checked ID token, or SignInFailure. */
+  async identify(input: OAuthCallbackInput, req: Request, res: Response): Promise<Identified<OAuthEvidence>> {
+    res.clearCookie(OAUTH_BINDING_COOKIE, this.bindingCookieOptions(req));
+    const { method } = input;
+    const params = this.responseParameters(req, method);
     if (params.error !== undefined) {
-      throw new OAuthFailure(FailureTypeId.RemoteFailure, [params.error, params.error_description].filter(Boolean).join(': '));
+      throw new SignInFailure(FailureTypeId.RemoteFailure, [params.error, params.error_description].filter(Boolean).join(': '));
     }
     const expected = this.settings.oauthForceGet ? 'GET' : 'POST';
     if (method !== expected) {
-      throw new OAuthFailure(FailureTypeId.LocalValidationFailure, `the authorization response arrived by ${method}, ${expected} expected`);
+      throw new SignInFailure(FailureTypeId.LocalValidationFailure, `the authorization response arrived by ${method}, ${expected} expected`);
     }
     const flow = this.sealer.open(params.state);
-    if (!flow) throw new OAuthFailure(FailureTypeId.LocalValidationFailure, 'state is missing or not valid');
-    if (flow.expires < this.clock.nowMs()) throw new OAuthFailure(FailureTypeId.LocalValidationFailure, 'state has expired');
+    if (!flow) throw new SignInFailure(FailureTypeId.LocalValidationFailure, 'state is missing or not valid');
+    if (flow.expires < this.clock.nowMs()) throw new SignInFailure(FailureTypeId.LocalValidationFailure, 'state has expired');
     const cookie = (req.cookies as Record<string, string> | undefined)?.[OAUTH_BINDING_COOKIE];
     if (cookie !== undefined ? !bindingMatches(cookie, flow.binding) : this.bindingRequired(req)) {
-      throw new OAuthFailure(FailureTypeId.LocalValidationFailure, 'state was not started by this browser');
+      throw new SignInFailure(FailureTypeId.LocalValidationFailure, 'state was not started by this browser');
     }
 
     const claims = await this.redeem(flow, params);
     const identity = identityClaim(claims);
-    if (identity === null) throw new OAuthFailure(FailureTypeId.NoIdentityClaim, 'the identity provider ticket has no usable identity claim');
+    if (identity === null) throw new SignInFailure(FailureTypeId.NoIdentityClaim, 'the identity provider ticket has no usable identity claim');
+    return { userName: identity, evidence: { returnUrl: localPath(flow.returnUrl) ?? '/' } };
+  }
 
-    let account: SignInAccount | null;
-    try {
-      account = await this.accounts.findByName(identity);
-    } catch (error) {
-      throw new OAuthFailure(FailureTypeId.InternalError, messageOf(error), identity);
-    }
-    if (!account) throw new OAuthFailure(FailureTypeId.NoUser, 'no user matches the identity claim', identity);
-    if (!account.active) throw new OAuthFailure(FailureTypeId.NotActive, 'the user is not active', identity, account);
-    if (account.passwordLocked) throw new OAuthFailure(FailureTypeId.PasswordLocked, 'the user is locked', identity, account);
-    return account;
+  /** Every failure goes back to the sign-in page with its code (its row is already written). */
+  refusal(failure: SignInFailure): Error {
+    const code = (failure.failureTypeId !== null ? ERROR_CODES[failure.failureTypeId] : undefined) ?? 'sign_in_failed';
+    this.logger.warn(`OpenID Connect sign-in failed (FailureTypeId ${failure.failureTypeId})`);
+    return new SignInRedirect(`/Account/Login?error=${code}`);
+  }
+
+  /** A browser back from the provider cannot read a 503: any other error is a refusal too (10). */
+  unexpected(error: unknown, createdUser: string | null): SignInFailure {
+    return new SignInFailure(FailureTypeId.InternalError, messageOf(error), createdUser);
   }
 
   /** Code for tokens (PKCE verifier, nonce and ID token checked by openid-client), then the claims. */
@@ -245,29 +245,10 @@ export class OAuthSignIn {
       // The signed ID token wins; userinfo (same subject, checked) fills in what it leaves out.
       return { ...userInfo, ...idClaims };
     } catch (error) {
-      if (error instanceof OAuthFailure) throw error;
+      if (error instanceof SignInFailure) throw error;
       const { failureTypeId, message } = classifyProviderError(error);
-      throw new OAuthFailure(failureTypeId, message);
+      throw new SignInFailure(failureTypeId, message);
     }
-  }
-
-  private async failed(failure: OAuthFailure, req: Request): Promise<string> {
-    const code = ERROR_CODES[failure.failureTypeId] ?? 'sign_in_failed';
-    try {
-      await this.audit.login({
-        createdUser: failure.account?.name ?? failure.createdUser,
-        userRegistryId: failure.account?.id ?? null,
-        tenantRegistryId: failure.account?.tenantRegistryId ?? null,
-        authenticationTypeId: AuthenticationTypeId.OAuth,
-        failureTypeId: failure.failureTypeId,
-        failureMessage: failure.message,
-        context: requestContext(req),
-      });
-    } catch (error) {
-      this.logger.error(`could not write the failed OpenID Connect sign-in row: ${messageOf(error)}`);
-    }
-    this.logger.warn(`OpenID Connect sign-in failed (FailureTypeId ${failure.failureTypeId})`);
-    return `/Account/Login?error=${code}`;
   }
 
   /** Only string parameters, from the body (form_post) or the query; repeated parameters are refused. */
@@ -276,7 +257,7 @@ export class OAuthSignIn {
     const params: Record<string, string> = {};
     for (const [name, value] of Object.entries(source ?? {})) {
       if (typeof value !== 'string') {
-        throw new OAuthFailure(FailureTypeId.LocalValidationFailure, `the authorization response parameter ${name.slice(0, 64)} is malformed`);
+        throw new SignInFailure(FailureTypeId.LocalValidationFailure, `the authorization response parameter ${name.slice(0, 64)} is malformed`);
       }
       params[name] = value;
     }
@@ -286,7 +267,7 @@ export class OAuthSignIn {
   private redirectUri(req: Request): string {
     if (this.settings.oauthRedirectUri) return this.settings.oauthRedirectUri;
     const origin = requestOrigin(req);
-    if (!origin) throw new OAuthFailure(FailureTypeId.InternalError, 'the request has no Host to build the redirect URI from');
+    if (!origin) throw new SignInFailure(FailureTypeId.InternalError, 'the request has no Host to build the redirect URI from');
     return origin + OAUTH_CALLBACK_PATH;
   }
 
@@ -340,7 +321,7 @@ export class OAuthSignIn {
     }
     return this.configuration.catch((error: unknown) => {
       const { message } = classifyProviderError(error);
-      throw new OAuthFailure(FailureTypeId.RemoteFailure, `discovery failed: ${message}`);
+      throw new SignInFailure(FailureTypeId.RemoteFailure, `discovery failed: ${message}`);
     });
   }
 }

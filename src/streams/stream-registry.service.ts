@@ -8,7 +8,7 @@ import { mayAuthenticate, UserAndSession, UserState, UserStateReader } from '../
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { SessionEndedMessage, SessionRevocation } from './session-revocation.service';
+import { SessionEndedMessage, SessionRevocation } from '../sessions/session-revocation.service';
 import { Audience, audienceOf, mayReceive, scopeChangeOf, StreamScope } from './stream-scope';
 
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */

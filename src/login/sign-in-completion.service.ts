@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
@@ -7,9 +7,7 @@ import { IssuedToken, TokenService } from '../auth/token.service';
 import { Clock } from '../common/clock';
 import { Transactions } from '../database/transactions';
 import { requestContext } from '../common/request-context';
-import { AppSettings, SETTINGS } from '../config/config.module';
 import { UserSessionRepository } from '../sessions/user-session.repository';
-import { ReservedAttempt, UserAccounts } from '../users/user-accounts.service';
 
 /** An identity established by any scheme. */
 export interface EstablishedIdentity {
@@ -19,34 +17,24 @@ export interface EstablishedIdentity {
 }
 
 /**
- * The end every successful sign-in shares, whatever the scheme: the failure count reset, the
- * UserLogin row and the new UserSession row written together (before the answer), then the service's
- * own JWT, naming that session (`sid`), and both cookies.
- * The reset is conditional (contract 13): a success that raced the lock answers null, and the caller
- * refuses it as a locked account (FailureTypeId 3) without issuing anything. A flow that must decide
- * the success before changing anything (a password change at sign-in) records it itself first.
+ * The end every successful sign-in shares, whatever the scheme: the UserLogin row and the new
+ * UserSession row written together (before the answer), then the service's own JWT, naming that
+ * session (`sid`), and both cookies. The caller has recorded the success first
+ * (`UserAccounts.recordSuccess`, refused when it raced the lock, contract 13): SignInFlow for every
+ * sign-in, PasswordChange for a signed-in caller's password change.
  */
 @Injectable()
 export class SignInCompletion {
   constructor(
-    private readonly accounts: UserAccounts,
     private readonly audit: AuditWriter,
     private readonly tokens: TokenService,
     private readonly cookies: SessionCookies,
     private readonly sessions: UserSessionRepository,
     private readonly clock: Clock,
     private readonly transactions: Transactions,
-    @Inject(SETTINGS) readonly settings: AppSettings,
   ) {}
 
-  async complete(
-    identity: EstablishedIdentity,
-    type: AuthenticationTypeId,
-    req: Request,
-    res: Response,
-    success: { attempt?: ReservedAttempt | null; alreadyRecorded?: boolean } = {},
-  ): Promise<IssuedToken | null> {
-    if (!success.alreadyRecorded && !(await this.accounts.recordSuccess(identity.id, success.attempt ?? null))) return null;
+  async complete(identity: EstablishedIdentity, type: AuthenticationTypeId, req: Request, res: Response): Promise<IssuedToken> {
     const context = requestContext(req);
     const start = this.clock.now();
     const sessionId = await this.transactions.run(async (manager) => {
@@ -69,10 +57,5 @@ export class SignInCompletion {
     const issued = this.tokens.issue({ id: identity.id, name: identity.name }, { id: sessionId, startMs: start.getTime() });
     this.cookies.set(req, res, issued);
     return issued;
-  }
-
-  /** Username/password routes exist only when neither OAuth nor Negotiate is enabled (service.md 5.2). */
-  get passwordSchemeEnabled(): boolean {
-    return !this.settings.oauthAuthentication && !this.settings.negotiateAuthentication;
   }
 }

@@ -39,8 +39,8 @@ interface StrategyAttempt {
  * cost ~40 µs a request here (bench/RESULTS.md issue 2).
  */
 @Injectable()
-export class JwtStrategy {
-  private readonly logger = new Logger('JwtStrategy');
+export class JwtVerifier {
+  private readonly logger = new Logger('JwtVerifier');
   private readonly strategy: Strategy;
 
   constructor(

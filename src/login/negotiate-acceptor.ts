@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DeadlineError, withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
-/** The part of the `kerberos` module this strategy uses (typed here: the module is optional). */
+/** The part of the `kerberos` module this acceptor uses (typed here: the module is optional). */
 interface KerberosServer {
   username: string;
   targetName: string;
@@ -67,7 +67,7 @@ const MAX_TOKEN_CHARS = 16 * 1024;
  * Negotiate attempt answers 401) where it failed to build.
  */
 @Injectable()
-export class NegotiateStrategy {
+export class NegotiateAcceptor {
   private readonly logger = new Logger('Negotiate');
   private module: KerberosModule | null | undefined;
   /** Acceptor calls not yet settled; a call that never settles keeps its slot (its thread is gone too). */

@@ -1,0 +1,197 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { FailureTypeId } from '../audit/audit.types';
+import { AuditWriter } from '../audit/audit.writer';
+import { requestContext } from '../common/request-context';
+import { AppSettings, SETTINGS } from '../config/config.module';
+import { MfaProvider } from '../mfa/mfa.provider';
+import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
+import { SignInCompletion } from './sign-in-completion.service';
+import { SignInFailure, SignInResult, SignInScheme } from './sign-in-scheme';
+import { SignInThrottle } from './sign-in-throttle.service';
+
+/**
+ * The one sign-in sequence every scheme passes through (docs/decisions/0023-one-sign-in-flow.md):
+ * throttle (contract 13), identification by the scheme, the user looked up and checked (NoUser,
+ * NotActive, PasswordLocked), a place in the account's failure count before any secret is verified
+ * (0012), the scheme's proof, the second factor under that place, the success recorded only if no lock
+ * raced it, then the UserLogin row, the UserSession row, the token and the cookies (SignInCompletion).
+ * Every refusal is a SignInFailure, written as its UserLogin row here (before the answer) and answered
+ * as the scheme says. A scheme decides none of this ordering.
+ */
+@Injectable()
+export class SignInFlow {
+  private readonly logger = new Logger('SignIn');
+
+  constructor(
+    private readonly accounts: UserAccounts,
+    private readonly audit: AuditWriter,
+    private readonly completion: SignInCompletion,
+    private readonly mfa: MfaProvider,
+    private readonly throttle: SignInThrottle,
+    @Inject(SETTINGS) private readonly settings: AppSettings,
+  ) {}
+
+  /** Signs the caller in by `scheme`, or throws the scheme's refusal after writing its UserLogin row. */
+  async run<Input, Evidence>(
+    scheme: SignInScheme<Input, Evidence>,
+    input: Input,
+    req: Request,
+    res: Response,
+  ): Promise<SignInResult<Evidence>> {
+    // Before anything is looked up or verified: an address past SignInThrottle gets 429 (contract 13).
+    const ticket = await this.throttle.enter(req, scheme.type, scheme.claimedName(input));
+    let failure: SignInFailure;
+    try {
+      const result = await this.attempt(scheme, input, req, res);
+      // A success, or the second-factor prompt (no failure), gives the address's place back.
+      await ticket.release();
+      return result;
+    } catch (error) {
+      if (error instanceof SignInFailure) failure = error;
+      else if (scheme.unexpected) failure = scheme.unexpected(error, null);
+      else throw error;
+    }
+    if (failure.notAnAttempt) await ticket.release();
+    throw await this.refuse(scheme, failure, req);
+  }
+
+  /**
+   * Writes the UserLogin row of a refused sign-in (the only place it is built) and returns what the
+   * scheme answers. Also for a refusal outside `run` (the OIDC start, which cannot reach the provider).
+   */
+  async refuse<Input, Evidence>(scheme: SignInScheme<Input, Evidence>, failure: SignInFailure, req: Request): Promise<Error> {
+    if (failure.failureTypeId !== null) {
+      try {
+        await this.recordFailure(scheme, failure, req);
+      } catch (error) {
+        // A scheme that answers every error as a refusal (a redirect) still answers; the others fail closed.
+        if (!scheme.unexpected) throw error;
+        this.logger.error(`could not write the failed sign-in row (AuthenticationTypeId ${scheme.type}): ${messageOf(error)}`);
+      }
+    }
+    return scheme.refusal(failure);
+  }
+
+  private async attempt<Input, Evidence>(
+    scheme: SignInScheme<Input, Evidence>,
+    input: Input,
+    req: Request,
+    res: Response,
+  ): Promise<SignInResult<Evidence>> {
+    const { userName, evidence } = await scheme.identify(input, req, res);
+    let found: SignInAccount | null;
+    try {
+      found = await this.accounts.findByName(userName);
+    } catch (error) {
+      throw scheme.unexpected ? scheme.unexpected(error, userName) : error;
+    }
+    const proof = scheme.proof;
+
+    // Failures decided before any verify count nothing; with a proof they cost one imitation of it, so
+    // that the time taken does not tell which users exist.
+    const early = !found
+      ? FailureTypeId.NoUser
+      : !found.active
+        ? FailureTypeId.NotActive
+        : found.passwordLocked
+          ? FailureTypeId.PasswordLocked
+          : proof?.missing(evidence)
+            ? FailureTypeId.NoPassword
+            : null;
+    if (early !== null) {
+      if (proof) {
+        await this.accounts.countNoAttempt();
+        await proof.imitate(evidence);
+      }
+      throw new SignInFailure(early, 'refused before any verify', userName, found);
+    }
+    const account = found!;
+    const refused = (failureTypeId: FailureTypeId): SignInFailure => new SignInFailure(failureTypeId, 'refused', userName, account);
+
+    // Counted before the verify, with the lock read in the same statement (contract 13, decision 0012):
+    // an attempt past the threshold, or on an account locked meanwhile, is refused without verifying.
+    let reserved: ReservedAttempt | null = null;
+    // The proof is right from here on: a step that stops the sign-in takes back its count, unless the
+    // lock was reached meanwhile (then the answer must not tell that the proof was right).
+    const releaseOrRefuse = async (): Promise<void> => {
+      if (reserved && !(await this.accounts.releaseRightAttempt(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
+    };
+    if (proof) {
+      reserved = await this.accounts.reserveAttempt(account.id);
+      if (!reserved.mayVerify) {
+        await this.accounts.releaseAttempt(account.id);
+        await proof.imitate(evidence);
+        throw refused(FailureTypeId.PasswordLocked);
+      }
+      if (!(await proof.verify(account, evidence))) {
+        await this.accounts.lockIfExceeded(account.id, reserved.count);
+        throw refused(proof.mismatch);
+      }
+      const stop = scheme.afterProof?.(account, input, evidence);
+      if (stop) {
+        await releaseOrRefuse();
+        await this.recordFailure(scheme, refused(stop.failureTypeId), req);
+        throw stop.answer;
+      }
+    }
+
+    if (this.settings.enableMultifactorAuthentication && scheme.passcode) {
+      const passcode = scheme.passcode(input);
+      if (passcode === undefined) {
+        await releaseOrRefuse();
+        return { kind: 'mfaRequired', evidence };
+      }
+      if (reserved) {
+        // The passcode is verified under the proof's place in the count: a burst of passcodes is bounded
+        // exactly like a burst of passwords. A lock set while the proof was checked stops it before the
+        // provider is asked.
+        if (await this.accounts.isLocked(account.id)) {
+          await this.accounts.releaseAttempt(account.id);
+          throw refused(FailureTypeId.PasswordLocked);
+        }
+      } else {
+        // Identification was the proof: the passcode takes the place, counted like a password.
+        reserved = await this.accounts.reserveAttempt(account.id);
+        if (!reserved.mayVerify) {
+          await this.accounts.releaseAttempt(account.id);
+          throw refused(FailureTypeId.PasswordLocked);
+        }
+      }
+      const { ok } = await this.mfa.verify({ userName: account.name, passcode });
+      if (!ok) {
+        // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
+        await this.accounts.lockIfExceeded(account.id, reserved.count);
+        throw refused(FailureTypeId.SecondFactorRejected);
+      }
+    }
+
+    // Before anything changes: a success that raced the lock is refused and changes nothing.
+    if (!(await this.accounts.recordSuccess(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
+    await scheme.beforeSession?.(account, input, evidence, req);
+    const issued = await this.completion.complete(account, scheme.type, req, res);
+    return { kind: 'signedIn', issued, account, evidence };
+  }
+
+  /** The UserLogin row of a failed sign-in, whatever the scheme or the cause. */
+  private async recordFailure<Input, Evidence>(
+    scheme: SignInScheme<Input, Evidence>,
+    failure: SignInFailure,
+    req: Request,
+  ): Promise<void> {
+    await this.audit.login({
+      createdUser: failure.account?.name ?? failure.createdUser,
+      userRegistryId: failure.account?.id ?? null,
+      tenantRegistryId: failure.account?.tenantRegistryId ?? null,
+      authenticationTypeId: scheme.type,
+      failureTypeId: failure.failureTypeId,
+      // Kept by the writer for provider failures only (contract 12).
+      failureMessage: failure.message,
+      context: requestContext(req),
+    });
+  }
+}
+
+function messageOf(error: unknown): string {
+  return String((error as { message?: unknown } | null)?.message ?? error);
+}
