@@ -43,6 +43,16 @@ export const FAILURE_TYPE_NAMES: Record<number, string> = {
   12: 'Throttled',
 };
 
+/**
+ * What a failure reason means where its name does not say it: shown under the reason on the User Login
+ * page only (the API's failureReason stays the name), kept here beside the code it explains.
+ */
+export const FAILURE_TYPE_NOTES: Record<number, string> = {
+  [FailureTypeId.PasswordExpired]:
+    'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).',
+  [FailureTypeId.Throttled]: 'Too many failed sign-ins from this address recently (SignInThrottle): refused without checking the password.',
+};
+
 /** ReasonId of UserLogout (service.md 2.4). */
 export enum LogoutReasonId {
   UserLogout = 1,

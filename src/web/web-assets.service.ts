@@ -2,6 +2,7 @@ import { Injectable, OnModuleInit } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { CODE_TABLES_ASSET, codeTablesModule } from './code-tables';
 
 export interface WebAsset {
   body: Buffer;
@@ -26,7 +27,8 @@ export function assetsFolder(): string {
 
 /**
  * The static files of the pages, read once at start into memory. Only names found in the folder at
- * start can be served, so no request path ever reaches the file system (no traversal to guard).
+ * start can be served, so no request path ever reaches the file system (no traversal to guard). One
+ * asset is generated rather than read: code-tables.js, the server's code tables (decision 0024).
  */
 @Injectable()
 export class WebAssets implements OnModuleInit {
@@ -38,10 +40,16 @@ export class WebAssets implements OnModuleInit {
     for (const name of readdirSync(folder)) {
       const contentType = CONTENT_TYPES[extname(name)];
       if (!contentType) continue;
-      const body = readFileSync(join(folder, name));
-      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-      this.files.set(name, { body, contentType, etag });
+      this.add(name, readFileSync(join(folder, name)), contentType);
     }
+    // A hand-written file of the same name would be a second copy of the tables: refuse to start.
+    if (this.files.has(CODE_TABLES_ASSET)) throw new Error(`web/assets/${CODE_TABLES_ASSET} must not exist: it is generated`);
+    this.add(CODE_TABLES_ASSET, Buffer.from(codeTablesModule()), CONTENT_TYPES['.js']);
+  }
+
+  private add(name: string, body: Buffer, contentType: string): void {
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+    this.files.set(name, { body, contentType, etag });
   }
 
   get(name: string): WebAsset | undefined {

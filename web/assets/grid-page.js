@@ -4,7 +4,8 @@
 // number included, so a reload or a shared link shows the same view.
 import { api, humanise, problemLines } from './api.js';
 import { clear, field, focusOn, formatDate, formatMeasure, formatMicroseconds, formatNumber, h, isoToWallTime, notice, wallTimeToIso, zoneMode, zoneName } from './dom.js';
-import { FAILURE_NOTES, GRIDS, PASSWORD_CHANGE_REQUESTED } from './grids.js';
+import { codeId, codeNote } from './codes.js';
+import { GRIDS } from './grids.js';
 import { formatBucket, seriesChart } from './chart.js';
 import { histogram } from './histogram.js';
 import { content, startPage } from './layout.js';
@@ -14,6 +15,8 @@ const PAGE_SIZE = 25;
 const TAKES = [100, 1000, 10000, 100000];
 const DEFAULT_TAKE = 1000;
 const EXPORT_TAKE = 100000;
+/** FailureTypeId PasswordExpired: how a forced password change is asked for, not an attack. */
+const PASSWORD_CHANGE_REQUESTED = codeId('failureReasons', 'PasswordExpired');
 
 await startPage();
 const gridName = document.body.dataset.grid;
@@ -82,7 +85,8 @@ const searchInput = grid.search
 const filterSelects = filters.map((f) =>
   h(
     'select',
-    { name: f.param },
+    // data-codes: the server code table its choices come from (checked by test/web-code-tables).
+    { name: f.param, 'data-codes': f.codes ?? null },
     h('option', { value: '' }, f.all ?? 'All'),
     (f.options ?? []).map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
   ),
@@ -295,7 +299,7 @@ function softBreaks(text) {
 /** The cell of `row` in `column`, with data-label so a narrow screen can stack it as "Label value". */
 function cell(column, row) {
   const value = row[column.field];
-  const td = (attributes, ...children) => h('td', { 'data-label': column.label, ...attributes }, ...children);
+  const td = (attributes, ...children) => h('td', { 'data-label': column.label, 'data-codes': column.codes ?? null, ...attributes }, ...children);
   const empty = value === null || value === undefined || value === '';
   switch (column.type) {
     case 'date':
@@ -314,12 +318,11 @@ function cell(column, row) {
       }
       return td({}, h('span', { class: 'badge badge-bad' }, 'Failed'));
     }
-    case 'failureReason':
-      return td(
-        {},
-        empty ? '' : String(value),
-        FAILURE_NOTES[row.failureTypeId] ? h('span', { class: 'cell-note' }, FAILURE_NOTES[row.failureTypeId]) : null,
-      );
+    case 'failureReason': {
+      // What the reason means where its name does not say it: the server's note (codes.js).
+      const note = codeNote('failureReasons', row.failureTypeId);
+      return td({}, empty ? '' : String(value), note ? h('span', { class: 'cell-note' }, note) : null);
+    }
     case 'model':
       // The model's name, its GUID shortened under it (the whole GUID on hover); rows written before
       // names were captured show the GUID alone.

@@ -1,62 +1,7 @@
 // The description of every grid page (contract 9, 10): its API route, toolbar filters, columns and
-// statistics columns. One generic module (grid-page.js) draws them all.
-
-const ARCHIVER_STAGES = [
-  [1, 'BuildArchiveJson'],
-  [2, 'CaseCreationDispatch'],
-  [3, 'RdbmsArchiveWrite'],
-  [4, 'BulkCopyArchiveBuffer'],
-];
-const CASE_CREATION_STAGES = [
-  [1, 'ExistingCasePriorityLookup'],
-  [2, 'WorkflowStatusLookupAndPersist'],
-  [3, 'Notification'],
-  [4, 'HttpEndpoint'],
-];
-const QUEUES = [
-  [1, 'ModelInvokeWarning'],
-  [2, 'CaseCreationWarning'],
-  [3, 'ArchiverWarning'],
-  [4, 'RedisSentinelEvent'],
-  [5, 'RedisConnectionEvent'],
-  [6, 'OpenTelemetryMetric'],
-];
-
-/**
- * The failure reasons of UserLogin (service.md 2.3, contract 7 and 13), by FailureTypeId, worded as
- * the API's failureReason member so the filter and the grid say the same thing.
- */
-export const FAILURE_REASONS = [
-  [1, 'No user registry entry matches the supplied username'],
-  [2, 'User registry entry is not Active'],
-  [3, 'User registry entry is Password Locked'],
-  [4, 'Password expired and no new password supplied'],
-  [5, 'Password did not match'],
-  [6, 'No password supplied'],
-  [7, 'Identity provider ticket had no usable identity claim'],
-  [8, 'Remote or identity-provider failure'],
-  [9, 'Local authentication or token validation failed'],
-  [10, 'Internal error while processing the ticket'],
-  [11, 'Second factor rejected'],
-  [12, 'Throttled'],
-];
-
-/** The reasons of UserLogout (service.md 2.4, contract 14), by ReasonId, worded as the API's reason member. */
-export const LOGOUT_REASONS = [
-  [1, 'The user logged out'],
-  [2, 'An administrator revoked the sessions'],
-  [3, 'A password change revoked the sessions'],
-  [4, 'One session was ended'],
-];
-
-/** FailureTypeId 4: how a forced password change is asked for, not an attack (see grid-page.js). */
-export const PASSWORD_CHANGE_REQUESTED = 4;
-
-/** What a reason means where its short name does not say it (shown under it in the grid). */
-export const FAILURE_NOTES = {
-  4: 'Expected, not an attack: a new, reset or expired password must be changed, and this attempt did not yet bring an acceptable new one (the sign-in page then asks for it).',
-  12: 'Too many failed sign-ins from this address recently (SignInThrottle): refused without checking the password.',
-};
+// statistics columns. One generic module (grid-page.js) draws them all. The names of codes (reasons,
+// stages, queues) come from the server's code tables (codes.js), never from a list kept here.
+import { codeOptions } from './codes.js';
 
 // Column kinds: date, text, agent (a User-Agent shown as the device it names, the full text one tap
 // away), number (with `unit: 'µs'` for durations shown in ms/s/min), guid (a
@@ -67,8 +12,9 @@ const text = (field, label, extra = {}) => ({ field, label, type: 'text', ...ext
 const number = (field, label, extra = {}) => ({ field, label, type: 'number', ...extra });
 const micros = (field, label, extra = {}) => number(field, label, { unit: 'µs', ...extra });
 const guid = (field, label, extra = {}) => ({ field, label, type: 'guid', ...extra });
-// Codes are shown (and sorted) by the name the row carries next to them.
-const code = (field, label, extra = {}) => ({ field, label, type: 'text', ...extra });
+// Codes are shown (and sorted) by the name the row carries next to them; `codes` names the server's
+// code table the name comes from (codes.js), so a test can check every shown name against it.
+const code = (field, label, codes, extra = {}) => ({ field, label, type: 'text', codes, ...extra });
 
 // The chart over time of each telemetry page (contract 17): the measures it can draw (`column` is
 // the Series route's column; `mean` and `max` the point fields drawn as the solid and dashed line)
@@ -87,7 +33,9 @@ const BY_STAGE = { param: 'stageId', label: 'Stage' };
 const BY_MODEL = { param: 'entityAnalysisModelGuid', label: 'Model' };
 const BY_INSTANCE = { param: 'instance', label: 'Instance' };
 
-const stageFilter = (stages) => ({ param: 'stageId', label: 'Stage', all: 'All stages', options: stages });
+/** A filter whose choices are a server code table, in its order (the name shown, the id sent). */
+const codeFilter = (param, label, all, codes) => ({ param, label, all, codes, options: codeOptions(codes) });
+const stageFilter = (stages) => codeFilter('stageId', 'Stage', 'All stages', stages);
 /** Models are named from the server (the Series route, grouped by model): no list of them lives here. */
 const modelFilter = { param: 'entityAnalysisModelGuid', label: 'Model', all: 'All models', lookup: 'models' };
 const counterColumns = [
@@ -123,14 +71,14 @@ export const GRIDS = {
     search: 'User, address, user agent or reason',
     filters: [
       { param: 'failed', label: 'Result', all: 'All results', options: [['false', 'Succeeded'], ['true', 'Failed']] },
-      { param: 'failureTypeId', label: 'Failure reason', all: 'Any reason', options: FAILURE_REASONS },
+      codeFilter('failureTypeId', 'Failure reason', 'Any reason', 'failureReasons'),
     ],
     columns: [
       date('createdDate', 'Date'),
       text('createdUser', 'User'),
       { field: 'failed', label: 'Result', type: 'outcome' },
-      code('failureReason', 'Failure reason', { type: 'failureReason' }),
-      code('authenticationType', 'Scheme'),
+      code('failureReason', 'Failure reason', 'failureReasons', { type: 'failureReason' }),
+      code('authenticationType', 'Scheme', 'authenticationTypes'),
       text('failureMessage', 'Provider message', { wide: true, optional: true }),
       text('remoteIp', 'Remote address'),
       text('localIp', 'Local address', { optional: true }),
@@ -141,12 +89,12 @@ export const GRIDS = {
   UserLogout: {
     api: '/api/UserLogout',
     search: 'User, cut by, address, user agent, reason or message',
-    filters: [{ param: 'reasonId', label: 'Reason', all: 'Any reason', options: LOGOUT_REASONS }],
+    filters: [codeFilter('reasonId', 'Reason', 'Any reason', 'logoutReasons')],
     columns: [
       date('createdDate', 'Date'),
       text('createdUser', 'User'),
-      code('reason', 'Reason'),
-      code('outcome', 'Outcome'),
+      code('reason', 'Reason', 'logoutReasons'),
+      code('outcome', 'Outcome', 'logoutOutcomes'),
       text('cutByUser', 'Cut by'),
       date('sessionStartDate', 'Session start', { type: 'sessionStart' }),
       number('sessionSeconds', 'Session length', { type: 'sessionLength' }),
@@ -160,21 +108,21 @@ export const GRIDS = {
   ArchiverStagePerformanceCounter: {
     api: '/api/ArchiverStagePerformanceCounter',
     search: 'Model name',
-    filters: [stageFilter(ARCHIVER_STAGES), modelFilter],
+    filters: [stageFilter('archiverStages'), modelFilter],
     // The model by name (captured with the counter, contract 17), its GUID shortened under it.
-    columns: [date('createdDate', 'Date'), { field: 'entityAnalysisModelName', label: 'Model', type: 'model' }, code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
+    columns: [date('createdDate', 'Date'), { field: 'entityAnalysisModelName', label: 'Model', type: 'model' }, code('stageName', 'Stage', 'archiverStages'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
     chart: { measures: counterMeasures, by: [BY_STAGE, BY_MODEL, BY_INSTANCE] },
   },
   ArchiverWarning: {
     api: '/api/ArchiverWarning',
-    filters: [stageFilter(ARCHIVER_STAGES), modelFilter],
+    filters: [stageFilter('archiverStages'), modelFilter],
     columns: [
       date('createdDate', 'Date'),
       date('occurredDate', 'Occurred'),
       text('entityAnalysisModelName', 'Model'),
       guid('entityAnalysisModelInstanceEntryGuid', 'Invocation'),
-      code('stageName', 'Stage'),
+      code('stageName', 'Stage', 'archiverStages'),
       micros('durationMicroseconds', 'Duration'),
       text('instance', 'Instance'),
     ],
@@ -183,22 +131,22 @@ export const GRIDS = {
   },
   CaseCreationStagePerformanceCounter: {
     api: '/api/CaseCreationStagePerformanceCounter',
-    filters: [stageFilter(CASE_CREATION_STAGES)],
-    columns: [date('createdDate', 'Date'), code('stageName', 'Stage'), ...counterColumns, text('instance', 'Instance')],
+    filters: [stageFilter('caseCreationStages')],
+    columns: [date('createdDate', 'Date'), code('stageName', 'Stage', 'caseCreationStages'), ...counterColumns, text('instance', 'Instance')],
     statistics: counterStatistics,
     chart: { measures: counterMeasures, by: [BY_STAGE, BY_INSTANCE] },
   },
   CaseCreationWarning: {
     api: '/api/CaseCreationWarning',
     search: 'Case key value',
-    filters: [stageFilter(CASE_CREATION_STAGES)],
+    filters: [stageFilter('caseCreationStages')],
     columns: [
       date('createdDate', 'Date'),
       date('occurredDate', 'Occurred', { optional: true }),
       text('caseWorkflowName', 'Case workflow'),
       // The key's name sits under its value: one column instead of two.
       text('caseKeyValue', 'Case key value', { sub: 'caseKey' }),
-      code('stageName', 'Stage'),
+      code('stageName', 'Stage', 'caseCreationStages'),
       micros('durationMicroseconds', 'Duration'),
       text('destination', 'Destination', { wide: true }),
       text('instance', 'Instance'),
@@ -208,8 +156,8 @@ export const GRIDS = {
   },
   CaptureQueueHealth: {
     api: '/api/CaptureQueueHealth',
-    filters: [{ param: 'queueId', label: 'Queue', all: 'All queues', options: QUEUES }],
-    columns: [date('createdDate', 'Date'), code('queueName', 'Queue'), number('queueDepth', 'Depth'), number('droppedCount', 'Dropped'), text('instance', 'Instance')],
+    filters: [codeFilter('queueId', 'Queue', 'All queues', 'captureQueues')],
+    columns: [date('createdDate', 'Date'), code('queueName', 'Queue', 'captureQueues'), number('queueDepth', 'Depth'), number('droppedCount', 'Dropped'), text('instance', 'Instance')],
     statistics: ['queueDepth', 'droppedCount'],
     chart: { measures: [countMeasure('queueDepth', 'Depth'), countMeasure('droppedCount', 'Dropped')], by: [{ param: 'queueId', label: 'Queue' }, BY_INSTANCE] },
   },

@@ -1,10 +1,11 @@
 // The frame of every page: navigation limited to what the signed-in user may open, the user's name,
 // and a countdown of the session read from the authentication-expiry cookie.
 import { api } from './api.js';
+import { codeId } from './codes.js';
 import { byId, clear, formatDate, h, localZoneId, setZoneMode, zoneMode, zoneName } from './dom.js';
 
-const SECURITY_ROLE = 34;
-const SECURITY_USER = 35;
+const SECURITY_ROLE = codeId('permissions', 'ReadWriteSecurityRole');
+const SECURITY_USER = codeId('permissions', 'ReadWriteSecurityUser');
 const landlord = (s) => s.landlord;
 const holds = (permission) => (s) => s.landlord || s.permissions.includes(permission);
 

@@ -1,16 +1,12 @@
-// Administration > Security > Roles (permission 34): the roles of the tenants the caller administers,
-// each with the permissions it grants. A landlord picks the tenant of a new role; anyone else makes
-// roles in their own tenant and can grant only what they hold themselves (the API refuses the rest).
+// Administration > Security > Roles (permission ReadWriteSecurityRole): the roles of the tenants the
+// caller administers, each with the permissions it grants. A landlord picks the tenant of a new role;
+// anyone else makes roles in their own tenant and can grant only what they hold themselves (the API
+// refuses the rest). What each permission lets a user do is the server's note (codes.js).
 import { api, problemLines } from './api.js';
+import { codeNote } from './codes.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
-
-/** What each permission lets a user do, in the words of the pages it opens. */
-const PERMISSION_HELP = {
-  34: 'Manage roles and the permissions they grant (the Roles page).',
-  35: 'Manage users, their API keys and sessions, and read the sign-in and sign-out history (the Users, User Login and User Logout pages).',
-};
 
 const session = await startPage();
 const root = content();
@@ -159,7 +155,7 @@ function showForm(role, { message, focus = false } = {}) {
       'div',
       {},
       h('label', { class: 'check', for: box.id }, box, h('span', {}, ` ${permission.name} `, h('span', { class: 'muted small' }, `(${permission.id})`))),
-      h('div', { class: 'hint' }, PERMISSION_HELP[permission.id] ?? '', grantable ? '' : ' You do not hold it, so you cannot grant it.'),
+      h('div', { class: 'hint' }, codeNote('permissions', permission.id) ?? '', grantable ? '' : ' You do not hold it, so you cannot grant it.'),
     );
   });
   const save = h('button', { type: 'submit', class: 'primary', id: 'save-role' }, role ? 'Save' : 'Create role');

@@ -1,6 +1,7 @@
 // Administration > Security > Users: the registry (list, create, edit, deactivate, unlock, reset
 // password, Revoke Sessions) and each user's API keys (generate, shown once; list; revoke).
 import { api, problemLines } from './api.js';
+import { codeName } from './codes.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice, wrappingDate } from './dom.js';
 import { content, startPage } from './layout.js';
@@ -179,8 +180,7 @@ function roleInput(selected, { id } = {}) {
   return { select, element: h('div', { class: 'role-field' }, field('Role', select), hint) };
 }
 
-const PERMISSIONS = { 34: 'Read Write Security Role', 35: 'Read Write Security User' };
-const permissionName = (id) => PERMISSIONS[id] ?? `permission ${id}`;
+const permissionName = (id) => codeName('permissions', id) ?? `permission ${id}`;
 
 /** Password fields with the WirePasswordHash choice and must-change flag. */
 function passwordFields(prefix) {
