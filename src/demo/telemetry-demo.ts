@@ -10,11 +10,11 @@ import { secureDataDirectoryOrExit } from '../config/data-directory';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
 import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
-import { OpenTelemetryMetric } from './open-telemetry-metric.entity';
-import { PipelineTelemetry } from './pipeline-telemetry.service';
-import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from './stage-performance-counter.entities';
-import { ArchiverStage, CaseCreationStage } from './telemetry.types';
-import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from './warning.entities';
+import { OpenTelemetryMetric } from '../telemetry/open-telemetry-metric.entity';
+import { PipelineTelemetry } from '../telemetry/pipeline-telemetry.service';
+import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from '../telemetry/stage-performance-counter.entities';
+import { ArchiverStage, CaseCreationStage } from '../telemetry/telemetry.types';
+import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from '../telemetry/warning.entities';
 
 /**
  * `npm run telemetry:demo [-- --minutes=3]`: runs the service against the configured database (the
