@@ -1,5 +1,4 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
 import { EventEmitter } from 'node:events';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
@@ -14,8 +13,6 @@ export interface ActiveKey {
 
 /** How old the set may grow before a request reloads it (service.md 3.3: every minute). */
 export const ACTIVE_KEYS_RELOAD_MS = 60_000;
-/** The scheduler registry's name of the once-a-minute reload. */
-export const API_KEY_SET_RELOAD_JOB = 'api-key-set-reload';
 /** After a failed reload, requests do not retry it before this. */
 const RELOAD_RETRY_MS = 5_000;
 const HASH = /^[0-9a-f]{64}$/;
@@ -89,12 +86,6 @@ export class ActiveApiKeys implements OnApplicationBootstrap, OnModuleDestroy {
       this.logger.log(`API key ${key.display} removed from the active set`);
       this.events.emit('removed', hash);
     }
-  }
-
-  /** The once-a-minute fallback for lost bus messages, on the minute; a failed reload keeps the current set. */
-  @Cron(CronExpression.EVERY_MINUTE, { name: API_KEY_SET_RELOAD_JOB, waitForCompletion: true })
-  async reloadScheduled(): Promise<void> {
-    await this.reload().catch(() => undefined);
   }
 
   /**

@@ -1,14 +1,10 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { boundText, BOUNDS } from '../common/text';
 import { KeyUse, UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
 
 /** A key's LastUsedDate is written at most this often (contract 5). */
 export const LAST_USED_PERIOD_MS = 60_000;
-/** The scheduler registry's name of the write job. */
-export const API_KEY_USAGE_JOB = 'api-key-usage-write';
-
 /**
  * Records when each API key was last used, and by which user agent, without touching the request
  * path: a request only notes the use in memory (at most once a minute per key), and a flush once a
@@ -41,12 +37,6 @@ export class ApiKeyUsageWriter implements BeforeApplicationShutdown {
     if (last !== undefined && now - last < LAST_USED_PERIOD_MS && now >= last) return;
     this.noted.set(keyId, now);
     this.pending.set(keyId, { usedDate: new Date(now), userAgent: boundText(userAgent, BOUNDS.userAgent) || null });
-  }
-
-  /** Once a minute, on the minute: the uses noted since the previous write. */
-  @Cron(CronExpression.EVERY_MINUTE, { name: API_KEY_USAGE_JOB, waitForCompletion: true })
-  async flushScheduled(): Promise<void> {
-    await this.flush();
   }
 
   /** Writes every noted use; one flush at a time. */

@@ -6,6 +6,7 @@ import { ActiveApiKeyValidator } from './active-api-key.validator';
 import { ActiveApiKeys } from './active-api-keys';
 import { ApiKeyUsageWriter } from './api-key-usage.writer';
 import { ApiKeysController } from './api-keys.controller';
+import { ApiKeysScheduler } from './api-keys.scheduler';
 import { ApiKeys } from './api-keys.service';
 import { UserRegistryApiKey } from './user-registry-api-key.entity';
 import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository';
@@ -23,6 +24,7 @@ import { UserRegistryApiKeyRepository } from './user-registry-api-key.repository
     UserRegistryApiKeyRepository,
     ActiveApiKeys,
     ApiKeyUsageWriter,
+    ApiKeysScheduler,
     ActiveApiKeyValidator,
     { provide: ApiKeyValidator, useExisting: ActiveApiKeyValidator },
     ApiKeys,

@@ -7,6 +7,7 @@ import { Authenticator } from './authenticator.service';
 import { CsrfGuard } from './csrf.guard';
 import { SessionCookies } from './cookies';
 import { JwtVerifier } from './jwt-verifier';
+import { SessionActivityScheduler } from './session-activity.scheduler';
 import { SessionActivityWriter } from './session-activity.writer';
 import { SlidingRefresh } from './sliding-refresh';
 import { TokenService } from './token.service';
@@ -26,6 +27,7 @@ import { UserStateReader } from './user-state.reader';
     SessionCookies,
     UserStateReader,
     SessionActivityWriter,
+    SessionActivityScheduler,
     JwtVerifier,
     Authenticator,
     SlidingRefresh,

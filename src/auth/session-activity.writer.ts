@@ -1,5 +1,4 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { UserSessionRepository } from '../sessions/user-session.repository';
 import type { OpenSession } from './user-state.reader';
@@ -8,9 +7,6 @@ import type { OpenSession } from './user-state.reader';
 export const LAST_SEEN_PERIOD_MS = 60_000;
 /** Sessions noted between two flushes; beyond it a use is skipped (its next request notes it again). */
 export const LAST_SEEN_MEMORY = 10_000;
-/** The scheduler registry's name of the write job. */
-export const SESSION_ACTIVITY_JOB = 'session-activity-write';
-
 /**
  * Records when each session was last seen without touching the request path. The guard already reads
  * the session's LastSeenDate with the user row, so a request notes its session only when that value is
@@ -37,11 +33,6 @@ export class SessionActivityWriter implements BeforeApplicationShutdown {
     if (now - session.lastSeen < LAST_SEEN_PERIOD_MS) return;
     if (this.pending.size >= LAST_SEEN_MEMORY && !this.pending.has(session.id)) return;
     this.pending.set(session.id, now);
-  }
-
-  @Interval(SESSION_ACTIVITY_JOB, 1_000)
-  async flushScheduled(): Promise<void> {
-    await this.flush();
   }
 
   /** Writes every noted session; one flush at a time. */

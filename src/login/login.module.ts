@@ -17,6 +17,7 @@ import { SignInCompletion } from './sign-in-completion.service';
 import { SignInFlow } from './sign-in-flow.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
 import { SignInThrottle } from './sign-in-throttle.service';
+import { SignInThrottleScheduler } from './sign-in-throttle.scheduler';
 import { DatabaseThrottleStore, RedisOrDatabaseThrottleStore, RedisThrottleStore, SignInThrottleStore } from './sign-in-throttle.store';
 
 /**
@@ -40,6 +41,7 @@ const SCHEMES = [
     PasswordChange,
     NegotiateAcceptor,
     SignInThrottle,
+    SignInThrottleScheduler,
     DatabaseThrottleStore,
     {
       // Redis when the nodes share one (the database while Redis cannot answer), else the database

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
 import type { Request } from 'express';
 import { isIPv6 } from 'node:net';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
@@ -80,7 +79,6 @@ export class SignInThrottle implements OnModuleDestroy {
   }
 
   /** Once a minute, windows that ended are forgotten (the database store; Redis keys expire). */
-  @Interval('sign-in-throttle-purge', 60_000)
   async purge(): Promise<void> {
     const rule = this.settings.signInThrottle;
     if (!rule) return;

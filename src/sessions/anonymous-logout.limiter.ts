@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
 import Redis from 'ioredis';
 import { failFastRedis, redisKeyNamespace } from '../bus/redis.bus';
 import { Clock } from '../common/clock';
@@ -70,7 +69,6 @@ export class AnonymousLogoutLimiter implements OnModuleDestroy {
   }
 
   /** Once a minute, addresses whose period ended are forgotten (the database; Redis keys expire). */
-  @Interval('anonymous-logout-purge', 60_000)
   async purge(): Promise<void> {
     if (this.redis) return;
     await this.claims

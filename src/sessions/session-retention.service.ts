@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { Cron, CronExpression } from '@nestjs/schedule';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { UserSessionRepository } from './user-session.repository';
@@ -26,22 +25,5 @@ export class SessionRetention {
     const deleted = await this.sessions.deleteEndedBefore(horizon, expiredBefore);
     if (deleted > 0) this.logger.log(`deleted ${deleted} sessions ended before ${horizon.toISOString()}`);
     return deleted;
-  }
-}
-
-/** Daily; thin on purpose: tests call SessionRetention.purge() directly. Every node may run it: a delete is idempotent. */
-@Injectable()
-export class SessionRetentionScheduler {
-  private readonly logger = new Logger('SessionRetention');
-
-  constructor(private readonly retention: SessionRetention) {}
-
-  @Cron(CronExpression.EVERY_DAY_AT_3AM, { name: 'session-retention' })
-  async daily(): Promise<void> {
-    try {
-      await this.retention.purge();
-    } catch (error) {
-      this.logger.error(`the daily purge of ended sessions failed, tomorrow's will catch up: ${(error as Error).message}`);
-    }
   }
 }

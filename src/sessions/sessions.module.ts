@@ -9,7 +9,8 @@ import { AnonymousLogoutRepository } from './anonymous-logout.repository';
 import { LogoutService } from './logout.service';
 import { RevokeTokensController } from './revoke-tokens.controller';
 import { SessionController } from './session.controller';
-import { SessionRetention, SessionRetentionScheduler } from './session-retention.service';
+import { SessionRetention } from './session-retention.service';
+import { SessionsScheduler } from './sessions.scheduler';
 import { SessionRevocation } from './session-revocation.service';
 import { OwnSessionsController, UserSessionsController } from './user-sessions.controller';
 import { UserSessions } from './user-sessions.service';
@@ -26,10 +27,10 @@ import { UserSessions } from './user-sessions.service';
     SessionRevocation,
     UserSessions,
     SessionRetention,
-    SessionRetentionScheduler,
     LogoutService,
     AnonymousLogoutRepository,
     AnonymousLogoutLimiter,
+    SessionsScheduler,
   ],
   exports: [SessionRevocation, SessionTablesModule, SessionRetention],
 })

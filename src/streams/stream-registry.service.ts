@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
@@ -14,11 +13,6 @@ import { Audience, audienceOf, mayReceive, scopeChangeOf, StreamScope } from './
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */
 export type StreamChannel = typeof CHANNELS.watcher | typeof CHANNELS.serviceChange;
 
-/** A comment line every 15 s keeps proxies from closing an idle stream. */
-export const HEARTBEAT_MS = 15_000;
-/** The scheduler registry's names of the two stream jobs. */
-export const STREAM_HEARTBEAT_JOB = 'stream-heartbeat';
-export const STREAM_RECHECK_JOB = 'stream-recheck';
 
 interface OpenStream {
   id: number;
@@ -77,7 +71,6 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly users: UserStateReader,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
-    private readonly scheduler: SchedulerRegistry,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -98,16 +91,9 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       // is checked against the database at once rather than at the next periodic re-check.
       this.bus.onReady(() => void this.recheck()),
     );
-    // Named intervals in the scheduler registry (the recheck period is a setting, so no @Interval or
-    // @Cron decorator can carry it); ScheduleModule clears them on shutdown if this has not.
-    this.scheduler.addInterval(STREAM_HEARTBEAT_JOB, setInterval(() => this.heartbeat(), HEARTBEAT_MS).unref());
-    this.scheduler.addInterval(STREAM_RECHECK_JOB, setInterval(() => void this.recheck(), this.settings.revokedSessionCheckMs).unref());
   }
 
   onModuleDestroy(): void {
-    for (const job of [STREAM_HEARTBEAT_JOB, STREAM_RECHECK_JOB]) {
-      if (this.scheduler.doesExist('interval', job)) this.scheduler.deleteInterval(job);
-    }
     for (const stop of this.stops.splice(0)) stop();
     // Open responses would keep the HTTP server from closing.
     for (const stream of [...this.streams]) this.close(stream, 'the service is stopping');
@@ -281,7 +267,8 @@ export class StreamRegistry implements OnApplicationBootstrap, OnModuleDestroy {
       });
   }
 
-  private heartbeat(): void {
+  /** A comment line to every open stream, so proxies keep idle streams open. */
+  heartbeat(): void {
     for (const stream of [...this.streams]) this.send(stream, ': heartbeat\n\n');
   }
 

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { SessionsModule } from '../sessions/sessions.module';
 import { StreamController } from './stream.controller';
 import { StreamRegistry } from './stream-registry.service';
+import { StreamsScheduler } from './streams.scheduler';
 
 /**
  * The live Server-Sent Event streams (contract 11): Watcher and ServiceChange, relayed from the bus to
@@ -11,6 +12,6 @@ import { StreamRegistry } from './stream-registry.service';
 @Module({
   imports: [SessionsModule],
   controllers: [StreamController],
-  providers: [StreamRegistry],
+  providers: [StreamRegistry, StreamsScheduler],
 })
 export class StreamsModule {}
