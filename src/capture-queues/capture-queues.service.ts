@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ArchiverStage, CaseCreationStage, CaptureQueueId } from '../telemetry/telemetry.types';
+import { ArchiverStage, CaseCreationStage } from '../telemetry/telemetry.types';
+import { CaptureQueueId } from './capture-queue-id';
 import { BoundedQueue, MetricSeriesQueue, StageCounters } from './bounded-queue';
 import { checkArchiverWarning, checkCaseCreationWarning, checkModelInvokeWarning, checkRedisEvent } from './capture-entry.checks';
 

@@ -1,5 +1,6 @@
 import { col, lookupOf, ReadFilter, ReadTable, SeriesGroup } from '../reads/read-table';
-import { ARCHIVER_STAGE_NAMES, CAPTURE_QUEUE_NAMES, CASE_CREATION_STAGE_NAMES } from './telemetry.types';
+import { CAPTURE_QUEUE_NAMES } from '../capture-queues/capture-queue-id';
+import { ARCHIVER_STAGE_NAMES, CASE_CREATION_STAGE_NAMES } from './telemetry.types';
 
 /**
  * The nine telemetry reads (service.md 4.3 and contract 10) as descriptions for the one read engine.

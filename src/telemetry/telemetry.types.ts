@@ -14,15 +14,9 @@ export enum CaseCreationStage {
   HttpEndpoint = 4,
 }
 
-/** The six capture queues (service.md 4.3): the QueueId of CaptureQueueHealth. */
-export enum CaptureQueueId {
-  ModelInvokeWarning = 1,
-  CaseCreationWarning = 2,
-  ArchiverWarning = 3,
-  RedisSentinelEvent = 4,
-  RedisConnectionEvent = 5,
-  OpenTelemetryMetric = 6,
-}
+// Re-exported only for capture-queues/capture-flusher.service.ts until its split (issue 23) imports
+// the queues from their one definition; everything else imports capture-queues/capture-queue-id.
+export { CaptureQueueId } from '../capture-queues/capture-queue-id';
 
 export const ARCHIVER_STAGE_NAMES: Record<number, string> = {
   1: 'BuildArchiveJson',
@@ -36,13 +30,4 @@ export const CASE_CREATION_STAGE_NAMES: Record<number, string> = {
   2: 'WorkflowStatusLookupAndPersist',
   3: 'Notification',
   4: 'HttpEndpoint',
-};
-
-export const CAPTURE_QUEUE_NAMES: Record<number, string> = {
-  1: 'ModelInvokeWarning',
-  2: 'CaseCreationWarning',
-  3: 'ArchiverWarning',
-  4: 'RedisSentinelEvent',
-  5: 'RedisConnectionEvent',
-  6: 'OpenTelemetryMetric',
 };

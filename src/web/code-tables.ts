@@ -9,14 +9,8 @@ import {
   LogoutOutcomeId,
   LogoutReasonId,
 } from '../audit/audit.types';
-import {
-  ARCHIVER_STAGE_NAMES,
-  ArchiverStage,
-  CAPTURE_QUEUE_NAMES,
-  CaptureQueueId,
-  CASE_CREATION_STAGE_NAMES,
-  CaseCreationStage,
-} from '../telemetry/telemetry.types';
+import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../capture-queues/capture-queue-id';
+import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../users/permissions';
 
 /**
