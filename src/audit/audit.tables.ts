@@ -1,6 +1,19 @@
 import { col, lookupOf, ReadTable } from '../reads/read-table';
 import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from './audit.types';
 
+/**
+ * The columns `search` matches, per audit table, in the order the stored "SearchText" joins them. The
+ * trigger that fills "SearchText" was written by migration 1764400000000-AuditSearchText with its own
+ * copy of these lists (a migration never changes); test/audit-search-columns.e2e-spec.ts fails when
+ * the two drift, so a new searched column means a new migration and a change here.
+ */
+export const AUDIT_SEARCH_COLUMNS = {
+  UserLogin: ['CreatedUser', 'RemoteIp', 'UserAgent', 'FailureMessage'],
+  UserLogout: ['CreatedUser', 'CutByUser', 'RemoteIp', 'UserAgent', 'Message'],
+} as const satisfies Record<string, readonly string[]>;
+
+const searched = (columns: readonly string[]): string[] => columns.map((column) => `t."${column}"`);
+
 const TENANT_SCOPED = { kind: 'tenant', tenantColumn: 'TenantRegistryId', userColumn: 'UserRegistryId' } as const;
 
 /** GET /api/UserLogin (contract 9): one row per sign-in attempt. */
@@ -32,7 +45,7 @@ export const USER_LOGIN_TABLE: ReadTable = {
       description: 'Failed attempts of this FailureTypeId only (service.md 2.3); any other value answers 400.',
     },
   ],
-  searchColumns: ['t."CreatedUser"', 't."RemoteIp"', 't."UserAgent"', 't."FailureMessage"'],
+  searchColumns: searched(AUDIT_SEARCH_COLUMNS.UserLogin),
   searchText: 't."SearchText"',
   searchLookups: ['failureReason', 'authenticationType'],
   statistics: [],
@@ -69,7 +82,7 @@ export const USER_LOGOUT_TABLE: ReadTable = {
       description: 'Rows of this ReasonId only (service.md 2.4; 4: one session ended, contract 14); any other value answers 400.',
     },
   ],
-  searchColumns: ['t."CreatedUser"', 't."CutByUser"', 't."RemoteIp"', 't."UserAgent"', 't."Message"'],
+  searchColumns: searched(AUDIT_SEARCH_COLUMNS.UserLogout),
   searchText: 't."SearchText"',
   searchLookups: ['reason', 'outcome'],
   statistics: [],
