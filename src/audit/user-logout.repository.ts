@@ -4,21 +4,12 @@ import { EntityManager, In, Repository } from 'typeorm';
 import { BOUNDS, boundText } from '../common/text';
 import { UserLogout } from './user-logout.entity';
 
-/** One session cut as written (contract 9); the texts are bounded and stripped here. */
-export interface NewUserLogout {
-  createdDate: Date;
-  createdUser: string | null;
-  userRegistryId: number | null;
-  tenantRegistryId: number | null;
-  reasonId: number;
-  outcomeId: number;
-  remoteIp: string | null;
-  localIp: string | null;
-  userAgent: string | null;
-  sessionStartDate: Date | null;
-  cutByUser: string | null;
-  message: string | null;
-}
+/**
+ * One session cut as written (contract 9): the entity's columns less the generated Id and the
+ * trigger-kept SearchText, so a new column is declared once, on the entity. The texts are bounded and
+ * stripped here.
+ */
+export type NewUserLogout = Omit<UserLogout, 'id' | 'searchText'>;
 
 /**
  * Every statement that writes UserLogout. The trail is never updated or deleted by the service; it is
@@ -40,16 +31,11 @@ export class UserLogoutRepository {
       .insert()
       .values(
         rows.map((row) => ({
-          createdDate: row.createdDate,
+          ...row,
           createdUser: boundText(row.createdUser, BOUNDS.name),
-          userRegistryId: row.userRegistryId,
-          tenantRegistryId: row.tenantRegistryId,
-          reasonId: row.reasonId,
-          outcomeId: row.outcomeId,
           remoteIp: boundText(row.remoteIp, BOUNDS.ip),
           localIp: boundText(row.localIp, BOUNDS.ip),
           userAgent: boundText(row.userAgent, BOUNDS.userAgent),
-          sessionStartDate: row.sessionStartDate,
           cutByUser: boundText(row.cutByUser, BOUNDS.name),
           message: boundText(row.message, BOUNDS.message),
         })),
