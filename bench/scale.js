@@ -178,6 +178,7 @@ async function main() {
     const { loadSettings } = require(join(ROOT, 'dist/config/settings'));
     const { resolveSecrets } = require(join(ROOT, 'dist/config/secrets'));
     const { ReadEngine } = require(join(ROOT, 'dist/reads/read-engine.service'));
+    const { explainRead } = require(join(ROOT, 'dist/reads/read-explain'));
     const { parseReadQuery } = require(join(ROOT, 'dist/reads/read-query'));
     const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
     const { USER_LOGIN_TABLE } = require(join(ROOT, 'dist/audit/audit.tables'));
@@ -325,7 +326,7 @@ async function main() {
         const plans = [];
         for (const [name, table, raw, principal] of targets) {
           const query = parseReadQuery(table, typeof raw === 'function' ? raw() : raw, Date.now(), undefined);
-          plans.push(`### ${name}\n${await engine.explain(table, query, principal)}\n`);
+          plans.push(`### ${name}\n${await explainRead(engine, table, query, principal)}\n`);
         }
         const file = join(__dirname, `plans-${process.env.BENCH_LABEL ? `${process.env.BENCH_LABEL}-` : ''}${size}-${phase.startsWith('after') ? 'autovacuumed' : 'fresh'}.txt`);
         writeFileSync(file, `EXPLAIN (ANALYZE, BUFFERS), ${size.toLocaleString()} rows per table, ${phase}\n\n${plans.join('\n')}`);

@@ -53,6 +53,7 @@ async function main() {
     const { loadSettings } = require(join(ROOT, 'dist/config/settings'));
     const { resolveSecrets } = require(join(ROOT, 'dist/config/secrets'));
     const { ReadEngine } = require(join(ROOT, 'dist/reads/read-engine.service'));
+    const { explainRead, explainSeries } = require(join(ROOT, 'dist/reads/read-explain'));
     const { parseReadQuery, parseSeriesQuery } = require(join(ROOT, 'dist/reads/read-query'));
     const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
     app = await createApp(
@@ -130,12 +131,12 @@ async function main() {
     const plans = [];
     for (const [name, path, query] of targets) {
       const plan = path.endsWith('/Series')
-        ? await engine.series(ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, query(), Date.now()), landlord, true)
-        : await engine.explain(ARCHIVER_WARNING_TABLE, parseReadQuery(ARCHIVER_WARNING_TABLE, query(), Date.now(), undefined), landlord);
+        ? await explainSeries(engine, ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, query(), Date.now()), landlord)
+        : await explainRead(engine, ARCHIVER_WARNING_TABLE, parseReadQuery(ARCHIVER_WARNING_TABLE, query(), Date.now(), undefined), landlord);
       plans.push(`### ${name}\n${plan}\n`);
     }
     engine.seriesFromRows = true;
-    plans.push(`### naive: Series, default window, by=stageId, from the rows\n${await engine.series(ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, { by: 'stageId' }, Date.now()), landlord, true)}\n`);
+    plans.push(`### naive: Series, default window, by=stageId, from the rows\n${await explainSeries(engine, ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, { by: 'stageId' }, Date.now()), landlord)}\n`);
     engine.seriesFromRows = false;
     const file = join(__dirname, `plans-series-${rows}.txt`);
     writeFileSync(file, `EXPLAIN (ANALYZE, BUFFERS), ${rows.toLocaleString()} ArchiverWarning rows, ${inHour.toLocaleString()} in the last hour, ${new Date().toISOString()}\n\n${plans.join('\n')}`);

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CaptureFlushScheduler } from './capture-flush.scheduler';
 import { CaptureFlusher } from './capture-flusher.service';
+import { CaptureRows } from './capture-rows';
 import { TelemetryTablesModule } from '../telemetry/telemetry-tables.module';
 import { CaptureQueueHealth } from './capture-queue-health.entity';
 import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
@@ -11,7 +12,7 @@ import { CaptureQueues } from './capture-queues.service';
 @Global()
 @Module({
   imports: [TypeOrmModule.forFeature([CaptureQueueHealth]), TelemetryTablesModule],
-  providers: [CaptureQueueHealthRepository, CaptureQueues, CaptureFlusher, CaptureFlushScheduler],
+  providers: [CaptureQueueHealthRepository, CaptureQueues, CaptureRows, CaptureFlusher, CaptureFlushScheduler],
   exports: [CaptureQueues, CaptureFlusher],
 })
 export class CaptureQueuesModule {}

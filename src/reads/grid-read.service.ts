@@ -62,7 +62,7 @@ export class GridReads {
     const query = parseSeriesQuery(table, req.query as Record<string, unknown>, this.clock.nowMs());
     const release = await this.limits.claimRead();
     try {
-      return (await this.engine.series(table, query, principal)) as SeriesAnswer;
+      return await this.engine.series(table, query, principal);
     } catch (error) {
       // A series read from the rows (a sample, or a table without a rollup) over a long, dense window
       // may pass the statement deadline: a 503 to retry with less, never a 500.
