@@ -33,12 +33,13 @@ export interface AppendedFromPending {
 
 /**
  * The rows of the consumed pending entries, one branch per sealed table: the canonical form, leaf date
- * (text and value) and sealability, computed where the row is (audited-rows.repository.ts). Each date
+ * (text and value) and sealability, computed where the row is (audited-rows.repository.ts); the
+ * canonical text is hashed at once, so only its 32-byte hash is carried (and sorted) further. Each date
  * is formatted once in the inner query (OFFSET 0 keeps the planner from folding it back into every use).
  */
 const FOUND = AUDIT_TABLES.map((table) => {
   const dates = readRenderedDate('s');
-  return `SELECT s."Seq", ${canonicalSql(table, 's', dates)} AS "c", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
+  return `SELECT s."Seq", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
             ${sealableSql(table, 's', '$4', dates)} AS "ok"
        FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
 }).join('\n     UNION ALL\n     ');
@@ -71,13 +72,15 @@ export const APPEND_FROM_PENDING_SQL = `
     SELECT DISTINCT ON ("Seq") *, count(*) OVER (PARTITION BY "Seq") AS "copies" FROM found ORDER BY "Seq"
   ),
   classified AS (
-    SELECT p."Seq", p."TableName", p."RowId", o."c", o."d", o."date", o."ok", o."copies",
-           EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId") AS "sealed"
+    SELECT p."Seq", p."TableName", p."RowId", o."rowHash", o."d", o."date", o."ok", o."copies",
+           -- A correlated scalar subquery, not EXISTS: the planner may turn EXISTS into a hash of the whole
+           -- AuditLeaf table, read at every seal (measured: PostgreSQL's CPU per batch grew with the log).
+           (SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL AS "sealed"
       FROM taken p LEFT JOIN one o ON o."Seq" = p."Seq"
   ),
   hashed AS (
-    SELECT "TableName", "RowId", "d", "date", sha256(convert_to("c", 'UTF8')) AS "rowHash", row_number() OVER (ORDER BY "Seq") AS "k"
-      FROM classified WHERE "c" IS NOT NULL AND NOT "sealed" AND "ok"
+    SELECT "TableName", "RowId", "d", "date", "rowHash", row_number() OVER (ORDER BY "Seq") AS "k"
+      FROM classified WHERE "rowHash" IS NOT NULL AND NOT "sealed" AND "ok"
   ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
@@ -90,9 +93,9 @@ export const APPEND_FROM_PENDING_SQL = `
   SELECT (SELECT count(*) FROM taken)::int AS "taken",
          (SELECT count(*) FROM added)::int AS "added",
          (SELECT string_agg("LeafHash", ''::bytea ORDER BY "LeafIndex") FROM added) AS "hashes",
-         ${keysOf('"c" IS NULL', 'gone')},
-         ${keysOf('"c" IS NOT NULL AND "sealed"', 'repeated')},
-         ${keysOf('"c" IS NOT NULL AND NOT "sealed" AND NOT "ok"', 'unsealable')},
+         ${keysOf('"rowHash" IS NULL', 'gone')},
+         ${keysOf('"rowHash" IS NOT NULL AND "sealed"', 'repeated')},
+         ${keysOf('"rowHash" IS NOT NULL AND NOT "sealed" AND NOT "ok"', 'unsealable')},
          ${keysOf('"copies" > 1', 'doubled')}
     FROM classified`;
 
