@@ -56,7 +56,7 @@ const keysOf = (condition: string, name: string) =>
  * for the tree. Entries whose row is gone, already sealed or not sealable are consumed without a leaf
  * and reported. $2 batch size, $3 SealedDate, $4 the canonical timestamp pattern.
  */
-export const APPEND_FROM_PENDING_SQL = `
+const appendFromPendingSql = (checkSealed: boolean) => `
   WITH taken AS (
     -- A range of the primary key, not Seq IN (…): one index range instead of a join. The same rows
     -- as the LIMIT, since both read the statement's one snapshot (an entry whose transaction has not
@@ -73,9 +73,7 @@ export const APPEND_FROM_PENDING_SQL = `
   ),
   classified AS (
     SELECT p."Seq", p."TableName", p."RowId", o."rowHash", o."d", o."date", o."ok", o."copies",
-           -- A correlated scalar subquery, not EXISTS: the planner may turn EXISTS into a hash of the whole
-           -- AuditLeaf table, read at every seal (measured: PostgreSQL's CPU per batch grew with the log).
-           (SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL AS "sealed"
+           ${checkSealed ? ALREADY_SEALED : 'false'} AS "sealed"
       FROM taken p LEFT JOIN one o ON o."Seq" = p."Seq"
   ),
   hashed AS (
@@ -99,6 +97,19 @@ export const APPEND_FROM_PENDING_SQL = `
          ${keysOf('"copies" > 1', 'doubled')}
     FROM classified`;
 
+/**
+ * Whether an entry's row already has a leaf (an entry enqueued again, e.g. by a second trigger after a
+ * partition attach). A correlated scalar subquery, not EXISTS: the planner may turn EXISTS into a hash
+ * of the whole AuditLeaf table, read at every seal (measured: PostgreSQL's CPU per batch grew with the
+ * log). One index probe per row, about a tenth of the statement: so the sealer first runs without it
+ * (APPEND_FROM_PENDING_SQL), where the unique (TableName, RowId) refuses a second leaf of a row anyway,
+ * and only after such a refusal runs the batch again with it (APPEND_FROM_PENDING_CHECKED_SQL).
+ */
+const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
+
+export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
+export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
+
 const LEAF_COLUMNS = `"LeafIndex"::float8 AS "leafIndex", "TableName" AS "tableName", "RowId"::text AS "rowId",
   ${canonicalTimestampSql('RowCreatedDate')} AS "rowCreatedDate", "RowHash" AS "rowHash", "LeafHash" AS "leafHash"`;
 
@@ -121,10 +132,12 @@ export class AuditLeafRepository {
 
   /**
    * Consumes up to `limit` pending entries, oldest first, and appends their rows as leaves from index
-   * `first`, in one statement (APPEND_FROM_PENDING_SQL). Only under the seal lock, in the sealing transaction.
+   * `first`, in one statement (APPEND_FROM_PENDING_SQL). Only under the seal lock, in the sealing
+   * transaction. Without `checkSealed`, an entry of a row that already has a leaf makes the statement
+   * fail (unique violation, 23505): the caller runs the batch again with it.
    */
-  async appendFromPending(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<AppendedFromPending> {
-    const [row] = (await tx.query(APPEND_FROM_PENDING_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
+  async appendFromPending(tx: EntityManager, first: number, limit: number, sealedDate: Date, checkSealed: boolean): Promise<AppendedFromPending> {
+    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
       taken: number;
       added: number;
       hashes: Buffer | null;

@@ -23,6 +23,8 @@ export const AUDIT_SEAL_BATCH = 20_000;
 const MIN_SEAL_BATCH = 250;
 /** Rows hashed between two turns of the event loop. */
 const YIELD_EVERY = 1000;
+/** SQLSTATE of a unique violation. */
+const UNIQUE_VIOLATION = '23505';
 /** SQLSTATE of a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014';
 /** Batches sealed one after the other in one run before the next interval. */
@@ -114,7 +116,14 @@ export class AuditSealer implements OnApplicationBootstrap {
     const limit = this.batchSize;
     let outcome: SealOutcome;
     try {
-      outcome = await this.sealBatchOf(limit);
+      try {
+        outcome = await this.sealBatchOf(limit, false);
+      } catch (error) {
+        // A pending entry of a row that already has a leaf (rare): the unique (TableName, RowId)
+        // refused the batch, which rolled back whole; again, this time skipping such entries.
+        if (codeOf(error) !== UNIQUE_VIOLATION) throw error;
+        outcome = await this.sealBatchOf(limit, true);
+      }
     } catch (error) {
       if (codeOf(error) === QUERY_CANCELED && limit > MIN_SEAL_BATCH) {
         this.batchSize = Math.max(MIN_SEAL_BATCH, Math.floor(limit / 2));
@@ -126,7 +135,7 @@ export class AuditSealer implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async sealBatchOf(limit: number): Promise<SealOutcome> {
+  private async sealBatchOf(limit: number, checkSealed: boolean): Promise<SealOutcome> {
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
       // For this transaction only: no JIT (compiling the sealing statement costs ~50 ms of CPU a batch,
       // more than it saves) and room to sort a batch in memory rather than on disk.
@@ -150,7 +159,7 @@ export class AuditSealer implements OnApplicationBootstrap {
 
       // The rows are hashed into leaves where they are (one statement); only the leaf hashes come back.
       const now = this.clock.now();
-      const appended = await this.leaves.appendFromPending(tx, size, limit, now);
+      const appended = await this.leaves.appendFromPending(tx, size, limit, now, checkSealed);
       if (appended.taken === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
       this.checkSigner(latest?.note ?? null);
 
