@@ -405,4 +405,21 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = -7`)).toHaveLength(0);
     expect(logs.count('error', /^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:-7 /)).toBe(1);
   });
+
+  it('a row waiting to be sealed a second time (enqueued again after its leaf) is sealed once, with the rows beside it, and said', async () => {
+    const [{ Id: first }] = await insertLogin('sealed-once');
+    await sealAll();
+    // What a second trigger (a partition attached with its own copy) would write: an entry for a sealed row.
+    await t.db.query(`INSERT INTO "AuditPending" ("TableName", "RowId") VALUES ('UserLogin', $1)`, [first]);
+    const [{ Id: before }] = await insertLogin('beside-before');
+    const [{ Id: after }] = await insertLogin('beside-after');
+    const size = (await latest()).treeSize;
+    await sealAll();
+    expect((await latest()).treeSize).toBe(size + 2);
+    for (const id of [before, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${id}`)).status).toBe(200);
+    expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [first])).toHaveLength(1);
+    const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
+    expect(max).toBe(n - 1);
+    expect(logs.count('warn', new RegExp(`^1 audit rows were waiting to be sealed a second time and were sealed once: UserLogin:${first}$`))).toBe(1);
+  });
 });

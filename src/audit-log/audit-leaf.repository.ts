@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
-import { AuditTableName, canonicalTimestampSql } from './canonical';
+import { AUDIT_TABLES, AuditTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 import { AuditLeaf } from './audit-log.entities';
+import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
 
 /** A leaf as the routes serve it: the date already in canonical text (microseconds kept). */
 export interface LeafRow {
@@ -14,15 +15,100 @@ export interface LeafRow {
   leafHash: Buffer;
 }
 
-/** A leaf as the sealer appends it. */
-export interface NewLeaf {
-  tableName: AuditTableName;
-  rowId: string;
-  /** Canonical timestamp text, so the stored value is exactly the one hashed. */
-  rowCreatedDate: string;
-  rowHash: Buffer;
-  leafHash: Buffer;
+/** What one sealing statement did (appendFromPending). */
+export interface AppendedFromPending {
+  /** Pending entries consumed (deleted), whatever became of them. */
+  taken: number;
+  /** The new leaves' hashes, in LeafIndex order from `first`. */
+  leafHashes: Buffer[];
+  /** Entries whose row is gone (or whose table is not sealed): count and the first ten `<table>:<id>`. */
+  gone: { count: number; keys: string[] };
+  /** Entries of rows that already have a leaf. */
+  repeated: { count: number; keys: string[] };
+  /** Rows canonicalRow/leafRecord refuse (a negative Id, a date outside years 0000-9999 or infinite). */
+  unsealable: { count: number; keys: string[] };
+  /** Entries whose Id names two rows of the table (one of them was sealed). */
+  doubled: { count: number; keys: string[] };
 }
+
+/**
+ * The rows of the consumed pending entries, one branch per sealed table: the canonical form, leaf date
+ * (text and value) and sealability, computed where the row is (audited-rows.repository.ts); the
+ * canonical text is hashed at once, so only its 32-byte hash is carried (and sorted) further. Each date
+ * is formatted once in the inner query (OFFSET 0 keeps the planner from folding it back into every use).
+ */
+const FOUND = AUDIT_TABLES.map((table) => {
+  const dates = readRenderedDate('s');
+  return `SELECT s."Seq", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
+            ${sealableSql(table, 's', '$4', dates)} AS "ok"
+       FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
+}).join('\n     UNION ALL\n     ');
+
+const keysOf = (condition: string, name: string) =>
+  `count(*) FILTER (WHERE ${condition})::int AS "${name}Count",
+   COALESCE((array_agg("TableName" || ':' || "RowId"::text ORDER BY "Seq") FILTER (WHERE ${condition}))[1:10], '{}') AS "${name}"`;
+
+/**
+ * The sealing statement (docs/decisions/0019): consumes the oldest pending entries and appends their
+ * rows as leaves from index $1, all inside PostgreSQL: the canonical form, RowHash = SHA-256(canonical),
+ * the leaf record and LeafHash = SHA-256(0x00 || record) (contract 15), so no row travels to the
+ * service and back; only the 32-byte leaf hashes come back, as one byte string in LeafIndex order,
+ * for the tree. Entries whose row is gone, already sealed or not sealable are consumed without a leaf
+ * and reported. $2 batch size, $3 SealedDate, $4 the canonical timestamp pattern.
+ */
+const appendFromPendingSql = (checkSealed: boolean) => `
+  WITH taken AS (
+    -- A range of the primary key, not Seq IN (…): one index range instead of a join. The same rows
+    -- as the LIMIT, since both read the statement's one snapshot (an entry whose transaction has not
+    -- committed is invisible to both and waits for the next seal) and only the sealer deletes here.
+    DELETE FROM "AuditPending"
+     WHERE "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
+    RETURNING "Seq", "TableName", "RowId"
+  ),
+  found AS (
+     ${FOUND}
+  ),
+  one AS (
+    SELECT DISTINCT ON ("Seq") *, count(*) OVER (PARTITION BY "Seq") AS "copies" FROM found ORDER BY "Seq"
+  ),
+  classified AS (
+    SELECT p."Seq", p."TableName", p."RowId", o."rowHash", o."d", o."date", o."ok", o."copies",
+           ${checkSealed ? ALREADY_SEALED : 'false'} AS "sealed"
+      FROM taken p LEFT JOIN one o ON o."Seq" = p."Seq"
+  ),
+  hashed AS (
+    SELECT "TableName", "RowId", "d", "date", "rowHash", row_number() OVER (ORDER BY "Seq") AS "k"
+      FROM classified WHERE "rowHash" IS NOT NULL AND NOT "sealed" AND "ok"
+  ),
+  added AS (
+    INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+    SELECT $1::bigint + "k" - 1, "TableName", "RowId", "date", "rowHash",
+           sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
+           $3
+      FROM hashed
+    RETURNING "LeafIndex", "LeafHash"
+  )
+  SELECT (SELECT count(*) FROM taken)::int AS "taken",
+         (SELECT count(*) FROM added)::int AS "added",
+         (SELECT string_agg("LeafHash", ''::bytea ORDER BY "LeafIndex") FROM added) AS "hashes",
+         ${keysOf('"rowHash" IS NULL', 'gone')},
+         ${keysOf('"rowHash" IS NOT NULL AND "sealed"', 'repeated')},
+         ${keysOf('"rowHash" IS NOT NULL AND NOT "sealed" AND NOT "ok"', 'unsealable')},
+         ${keysOf('"copies" > 1', 'doubled')}
+    FROM classified`;
+
+/**
+ * Whether an entry's row already has a leaf (an entry enqueued again, e.g. by a second trigger after a
+ * partition attach). A correlated scalar subquery, not EXISTS: the planner may turn EXISTS into a hash
+ * of the whole AuditLeaf table, read at every seal (measured: PostgreSQL's CPU per batch grew with the
+ * log). One index probe per row, about a tenth of the statement: so the sealer first runs without it
+ * (APPEND_FROM_PENDING_SQL), where the unique (TableName, RowId) refuses a second leaf of a row anyway,
+ * and only after such a refusal runs the batch again with it (APPEND_FROM_PENDING_CHECKED_SQL).
+ */
+const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
+
+export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
+export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
 
 const LEAF_COLUMNS = `"LeafIndex"::float8 AS "leafIndex", "TableName" AS "tableName", "RowId"::text AS "rowId",
   ${canonicalTimestampSql('RowCreatedDate')} AS "rowCreatedDate", "RowHash" AS "rowHash", "LeafHash" AS "leafHash"`;
@@ -45,27 +131,24 @@ export class AuditLeafRepository {
   }
 
   /**
-   * Appends leaves from index `first` in one statement (unnest of column arrays, see
-   * database/bulk-insert.ts): tens of thousands of rows per seal without a statement per row.
+   * Consumes up to `limit` pending entries, oldest first, and appends their rows as leaves from index
+   * `first`, in one statement (APPEND_FROM_PENDING_SQL). Only under the seal lock, in the sealing
+   * transaction. Without `checkSealed`, an entry of a row that already has a leaf makes the statement
+   * fail (unique violation, 23505): the caller runs the batch again with it.
    */
-  async append(tx: EntityManager, first: number, leaves: NewLeaf[], sealedDate: Date): Promise<void> {
-    if (leaves.length === 0) return;
-    // The hashes travel as two byte strings of 32-byte slices: a bytea[] of 20,000 elements costs
-    // several times more to encode and parse (measured: the append was most of a seal).
-    await tx.query(
-      `INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-       SELECT $1::bigint + n - 1, t, r, d, substring($5::bytea FROM (n - 1)::int * 32 + 1 FOR 32), substring($6::bytea FROM (n - 1)::int * 32 + 1 FOR 32), $7
-         FROM unnest($2::varchar[], $3::bigint[], $4::timestamptz[]) WITH ORDINALITY AS u(t, r, d, n)`,
-      [
-        first,
-        leaves.map((l) => l.tableName),
-        leaves.map((l) => l.rowId),
-        leaves.map((l) => l.rowCreatedDate),
-        Buffer.concat(leaves.map((l) => l.rowHash)),
-        Buffer.concat(leaves.map((l) => l.leafHash)),
-        sealedDate,
-      ],
-    );
+  async appendFromPending(tx: EntityManager, first: number, limit: number, sealedDate: Date, checkSealed: boolean): Promise<AppendedFromPending> {
+    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
+      taken: number;
+      added: number;
+      hashes: Buffer | null;
+      [key: string]: unknown;
+    }[];
+    const hashes = row.hashes ?? Buffer.alloc(0);
+    if (hashes.length !== row.added * 32) throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes for ${row.added} leaves`);
+    const leafHashes: Buffer[] = [];
+    for (let i = 0; i < row.added; i++) leafHashes.push(hashes.subarray(i * 32, i * 32 + 32));
+    const group = (name: string) => ({ count: row[`${name}Count`] as number, keys: row[name] as string[] });
+    return { taken: row.taken, leafHashes, gone: group('gone'), repeated: group('repeated'), unsealable: group('unsealable'), doubled: group('doubled') };
   }
 
   /** The leaf of one row, or null while it is not sealed. */

@@ -4,15 +4,13 @@ import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
-import { AUDIT_TABLES, AuditRowText, AuditTableName, canonicalRow, isAuditTable, LEAF_DATE_COLUMN, leafRecord, sha256 } from './canonical';
-import { CompactRange, EMPTY_ROOT, leafHash } from './merkle';
+import { CompactRange, EMPTY_ROOT } from './merkle';
 import { parseCheckpoint } from './note';
 import { AuditCheckpointRepository } from './audit-checkpoint.repository';
-import { AuditLeafRepository, NewLeaf } from './audit-leaf.repository';
+import { AuditLeafRepository } from './audit-leaf.repository';
 import { AuditPendingRepository } from './audit-pending.repository';
 import { AuditSigner } from './audit-signer';
 import { AuditTreeRepository, NewTreeNode } from './audit-tree.repository';
-import { AuditedRowsRepository } from './audited-rows.repository';
 
 /** Key of the transaction advisory lock held by the one node sealing at a time. */
 export const AUDIT_SEAL_LOCK_KEY = 7_206_310_519;
@@ -25,6 +23,8 @@ export const AUDIT_SEAL_BATCH = 20_000;
 const MIN_SEAL_BATCH = 250;
 /** Rows hashed between two turns of the event loop. */
 const YIELD_EVERY = 1000;
+/** SQLSTATE of a unique violation. */
+const UNIQUE_VIOLATION = '23505';
 /** SQLSTATE of a statement cancelled by statement_timeout. */
 const QUERY_CANCELED = '57014';
 /** Batches sealed one after the other in one run before the next interval. */
@@ -45,9 +45,9 @@ export interface SealOutcome {
 /**
  * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
- * batch: the oldest pending rows are read as text, hashed, appended as leaves from the next index,
- * the perfect subtrees they complete are kept, the checkpoint is signed and written, the consumed
- * pending entries deleted. Either all of that commits or none of it. The insert path never waits for
+ * batch: one statement consumes the oldest pending entries and appends their rows as leaves from the
+ * next index, hashed inside PostgreSQL (canonical form, row hash, leaf record, leaf hash); the leaf
+ * hashes come back and extend the tree here, the perfect subtrees they complete are kept, the checkpoint is signed and written. Either all of that commits or none of it. The insert path never waits for
  * any of this: the triggers only add a pending entry, and nothing here locks the audit tables.
  */
 @Injectable()
@@ -69,7 +69,6 @@ export class AuditSealer implements OnApplicationBootstrap {
     private readonly checkpoints: AuditCheckpointRepository,
     private readonly pending: AuditPendingRepository,
     private readonly tree: AuditTreeRepository,
-    private readonly rows: AuditedRowsRepository,
     private readonly signer: AuditSigner,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
@@ -117,7 +116,14 @@ export class AuditSealer implements OnApplicationBootstrap {
     const limit = this.batchSize;
     let outcome: SealOutcome;
     try {
-      outcome = await this.sealBatchOf(limit);
+      try {
+        outcome = await this.sealBatchOf(limit, false);
+      } catch (error) {
+        // A pending entry of a row that already has a leaf (rare): the unique (TableName, RowId)
+        // refused the batch, which rolled back whole; again, this time skipping such entries.
+        if (codeOf(error) !== UNIQUE_VIOLATION) throw error;
+        outcome = await this.sealBatchOf(limit, true);
+      }
     } catch (error) {
       if (codeOf(error) === QUERY_CANCELED && limit > MIN_SEAL_BATCH) {
         this.batchSize = Math.max(MIN_SEAL_BATCH, Math.floor(limit / 2));
@@ -129,96 +135,66 @@ export class AuditSealer implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async sealBatchOf(limit: number): Promise<SealOutcome> {
+  private async sealBatchOf(limit: number, checkSealed: boolean): Promise<SealOutcome> {
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
-      const [{ locked }] = (await tx.query('SELECT pg_try_advisory_xact_lock($1) AS "locked"', [AUDIT_SEAL_LOCK_KEY])) as { locked: boolean }[];
+      // For this transaction only: no JIT (compiling the sealing statement costs ~50 ms of CPU a batch,
+      // more than it saves) and room to sort a batch in memory rather than on disk.
+      const [{ locked }] = (await tx.query(
+        `SELECT pg_try_advisory_xact_lock($1) AS "locked", set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`,
+        [AUDIT_SEAL_LOCK_KEY],
+      )) as { locked: boolean }[];
       if (!locked) return { locked: false, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
 
-      const batch = await this.pending.batch(tx, limit);
-      if (batch.length === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
+      // The idle path (every interval on every node): one index probe, nothing else.
+      if (!(await this.pending.any(tx))) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
 
       // Where the log ends, from the table itself under the lock; it must be where the last checkpoint ends.
       const size = await this.leaves.size(tx);
       const latest = await this.checkpoints.latest(tx);
       const latestSize = latest?.treeSize ?? 0;
       if (latestSize !== size) throw new Error(`the audit log has ${size} leaves but its latest checkpoint ${latestSize}: refusing to seal`);
-      this.checkSigner(latest?.note ?? null);
       const range = new CompactRange(size, await this.tree.edge(size, tx));
       // Never sign on top of a stored tree that no longer gives the signed root.
       if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
 
-      const rowsByKey = await this.readRows(tx, batch);
-      const newLeaves: NewLeaf[] = [];
+      // The rows are hashed into leaves where they are (one statement); only the leaf hashes come back.
+      const now = this.clock.now();
+      const appended = await this.leaves.appendFromPending(tx, size, limit, now, checkSealed);
+      if (appended.taken === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
+      this.checkSigner(latest?.note ?? null);
+
       const nodes: NewTreeNode[] = [];
       const keep = (level: number, index: number, hash: Buffer) => {
         if (AuditTreeRepository.kept(level)) nodes.push({ level, index, hash });
       };
-      const taken = new Set<string>();
-      const gone: string[] = [];
-      const repeated: string[] = [];
-      const unsealable: string[] = [];
-      let skipped = 0;
-      for (const [i, entry] of batch.entries()) {
-        // Hashing 20,000 rows takes a few hundred ms of CPU: let requests in between.
+      for (const [i, leaf] of appended.leafHashes.entries()) {
+        // The tree's interior hashes are the one part left in the service: let requests in between.
         if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-        const key = `${entry.tableName}:${entry.rowId}`;
-        const row = rowsByKey.get(key);
-        if (!isAuditTable(entry.tableName) || !row || entry.sealed || taken.has(key)) {
-          skipped++;
-          (row ? repeated : gone).push(key);
-          continue;
-        }
-        taken.add(key);
-        const table = entry.tableName;
-        let rowHash: Buffer;
-        let date: string;
-        let leaf: Buffer;
-        try {
-          rowHash = sha256(canonicalRow(table, row));
-          date = row[LEAF_DATE_COLUMN[table]] as string;
-          leaf = leafHash(leafRecord(table, entry.rowId, date, rowHash));
-        } catch (error) {
-          // A row no canonical form can hold (a negative Id, a date past year 9999, written by hand):
-          // said loudly and left out, never a batch retried for ever behind it.
-          skipped++;
-          unsealable.push(`${key} (${messageOf(error)})`);
-          continue;
-        }
         range.append(leaf, keep);
-        newLeaves.push({ tableName: table, rowId: entry.rowId, rowCreatedDate: date, rowHash, leafHash: leaf });
       }
 
-      const now = this.clock.now();
       let note: string | null = null;
-      if (newLeaves.length > 0) {
-        await this.leaves.append(tx, size, newLeaves, now);
+      if (appended.leafHashes.length > 0) {
         await this.tree.append(tx, nodes);
         note = this.signer.sign(range.size, range.root());
         await this.checkpoints.insert({ treeSize: range.size, rootHash: range.root(), createdDate: now, note }, tx);
       }
-      await this.pending.consume(tx, batch.map((entry) => entry.seq));
+      const { gone, repeated, unsealable, doubled } = appended;
+      const list = (group: { count: number; keys: string[] }) => `${group.keys.join(', ')}${group.count > group.keys.length ? ', …' : ''}`;
       // A row deleted behind the triggers' back before it was sealed: nothing can seal it now; say so, loudly.
-      if (gone.length > 0) this.logger.error(`${gone.length} audit rows were written but are gone before they could be sealed, and are not in the log: ${gone.slice(0, 10).join(', ')}${gone.length > 10 ? ', …' : ''}`);
-      if (unsealable.length > 0) this.logger.error(`${unsealable.length} audit rows cannot be put in canonical form and are not in the log: ${unsealable.slice(0, 5).join('; ')}`);
-      if (repeated.length > 0) this.logger.warn(`${repeated.length} audit rows were waiting to be sealed a second time and were sealed once: ${repeated.slice(0, 10).join(', ')}`);
-      return { locked: true, sealed: newLeaves.length, skipped, full: batch.length === limit, treeSize: range.size, note };
+      if (gone.count > 0) this.logger.error(`${gone.count} audit rows were written but are gone before they could be sealed, and are not in the log: ${list(gone)}`);
+      // A row no canonical form can hold (a negative Id, a date past year 9999, written by hand):
+      // said loudly and left out, never a batch retried for ever behind it.
+      if (unsealable.count > 0) {
+        this.logger.error(`${unsealable.count} audit rows cannot be put in canonical form and are not in the log: ${list(unsealable)} (a negative Id, or a date that is infinite or outside years 0000-9999)`);
+      }
+      if (doubled.count > 0) this.logger.error(`${doubled.count} audit rows share their Id with another row of their table: only one of each can be sealed: ${list(doubled)}`);
+      if (repeated.count > 0) this.logger.warn(`${repeated.count} audit rows were waiting to be sealed a second time and were sealed once: ${list(repeated)}`);
+      const skipped = appended.taken - appended.leafHashes.length;
+      return { locked: true, sealed: appended.leafHashes.length, skipped, full: appended.taken === limit, treeSize: range.size, note };
     });
     if (outcome.note !== null) this.logNote(outcome.treeSize!, outcome.note);
     return outcome;
-  }
-
-  /** The batch's rows, keyed `<table>:<id>`; the first of a repeated Id (the rest stay unsealed, logged). */
-  private async readRows(tx: import('typeorm').EntityManager, batch: { tableName: string; rowId: string }[]): Promise<Map<string, AuditRowText>> {
-    const byKey = new Map<string, AuditRowText>();
-    for (const table of AUDIT_TABLES) {
-      const ids = batch.filter((entry) => entry.tableName === table).map((entry) => entry.rowId);
-      for (const row of await this.rows.byIds(table as AuditTableName, ids, tx)) {
-        const key = `${table}:${row.Id as string}`;
-        if (byKey.has(key)) this.logger.error(`${table} holds two rows with Id ${row.Id as string}: only one can be sealed`);
-        else byKey.set(key, row);
-      }
-    }
-    return byKey;
   }
 
   /**

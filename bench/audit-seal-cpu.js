@@ -1,0 +1,152 @@
+'use strict';
+/**
+ * Issue 19: what sealing 100,000 rows costs in CPU, service and PostgreSQL, this build against another
+ * (the previous sealer) in one run. CPU time, unlike wall time, hardly depends on what else the shared
+ * cores are doing, so it is the figure that argues the speed goals on a loaded machine.
+ *
+ * Each build runs as its own process on its own database, nothing else asked of it. A round, per build
+ * in alternating order: one INSERT … SELECT generate_series of 100,000 UserLogin rows (the bench's own
+ * connection, not counted), then from its commit until the last row is a leaf: wall time, the service
+ * process's CPU (utime + stime from /proc), and the CPU of every PostgreSQL backend connected to that
+ * database except the bench's own (the service's pool: the sealer's transaction). Background
+ * processes (WAL writer, checkpointer, autovacuum) are not counted. Medians over the rounds.
+ * With `explain`, the sealing statement of this build is also run once under EXPLAIN (ANALYZE, BUFFERS)
+ * on a 100,000-row backlog and rolled back (the service's own sealing is paused by a long interval).
+ *
+ * Run: npm run build && node bench/audit-seal-cpu.js <other checkout with dist/> [rounds] [explain]
+ */
+const { readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const { Pool } = require('pg');
+const lib = require('./lib/service');
+
+const BACKLOG = 100_000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function cpuMs(pid) {
+  try {
+    return lib.processCpuMs(pid);
+  } catch {
+    return 0; // a backend that ended between the listing and the read
+  }
+}
+
+/** CPU of the database's backends other than `exclude`, by pid (a backend seen once is kept). */
+async function backendsCpu(pool, database, exclude) {
+  const { rows } = await pool.query(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> ALL($2::int[])`, [database, exclude]);
+  const cpu = new Map();
+  for (const { pid } of rows) cpu.set(pid, cpuMs(pid));
+  return cpu;
+}
+
+async function bulkInsert(pool) {
+  const { rows } = await pool.query(
+    `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "RemoteIp", "UserAgent")
+     SELECT 'bulk-' || g, 1, false, '198.51.100.' || (g % 250), 'bench/audit-seal' FROM generate_series(1, $1) g
+     RETURNING "Id"`,
+    [BACKLOG],
+  );
+  return rows.reduce((max, r) => (BigInt(r.Id) > max ? BigInt(r.Id) : max), 0n).toString();
+}
+
+async function waitSealed(pool, id) {
+  const end = Date.now() + 300_000;
+  for (;;) {
+    const { rows } = await pool.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [id]);
+    if (rows.length > 0) return;
+    if (Date.now() > end) throw new Error(`row ${id} not sealed within 300 s`);
+    await sleep(5);
+  }
+}
+
+async function target(name, root, port, env = {}) {
+  const db = await lib.createDatabase('tm_bench_sealcpu');
+  const service = await lib.startService({ ConnectionString: db.url, ...env }, port, root);
+  const pool = new Pool({ connectionString: db.url, max: 1 });
+  const [{ pid }] = (await pool.query('SELECT pg_backend_pid() AS pid')).rows;
+  return { name, db, service, pool, own: [pid], samples: { wall: [], service: [], postgres: [] } };
+}
+
+async function round(t) {
+  while (Number((await t.pool.query(`SELECT count(*) AS n FROM "AuditPending"`)).rows[0].n) > 0) await sleep(50);
+  await sleep(1500);
+  const lastId = await bulkInsert(t.pool);
+  const started = Date.now();
+  const service0 = cpuMs(t.service.pid);
+  const pg0 = await backendsCpu(t.pool, t.db.name, t.own);
+  await waitSealed(t.pool, lastId);
+  const wall = Date.now() - started;
+  const service1 = cpuMs(t.service.pid);
+  const pg1 = await backendsCpu(t.pool, t.db.name, t.own);
+  let pg = 0;
+  for (const [pid, after] of pg1) pg += after - (pg0.get(pid) ?? 0);
+  t.samples.wall.push(wall);
+  t.samples.service.push(service1 - service0);
+  t.samples.postgres.push(pg);
+  console.log(`${t.name}: 100,000 rows sealed in ${wall} ms; CPU service ${(service1 - service0).toFixed(0)} ms, PostgreSQL ${pg.toFixed(0)} ms`);
+}
+
+async function explain(t) {
+  const { APPEND_FROM_PENDING_SQL } = require(join(__dirname, '..', 'dist', 'audit-log', 'audit-leaf.repository.js'));
+  const { CANONICAL_TIMESTAMP_SOURCE } = require(join(__dirname, '..', 'dist', 'audit-log', 'audited-rows.repository.js'));
+  await bulkInsert(t.pool);
+  const client = await t.pool.connect();
+  try {
+    await client.query('BEGIN');
+    // As the sealer sets them for its transaction.
+    await client.query(`SELECT set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`);
+    const [{ size }] = (await client.query(`SELECT COALESCE(max("LeafIndex") + 1, 0) AS size FROM "AuditLeaf"`)).rows;
+    for (const limit of [20_000, 100_000]) {
+      await client.query('SAVEPOINT s');
+      const { rows } = await client.query(`EXPLAIN (ANALYZE, BUFFERS, TIMING) ${APPEND_FROM_PENDING_SQL}`, [size, limit, new Date(), CANONICAL_TIMESTAMP_SOURCE]);
+      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the sealing statement, batch ${limit}:`);
+      console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
+      await client.query('ROLLBACK TO SAVEPOINT s');
+    }
+  } finally {
+    await client.query('ROLLBACK');
+    client.release();
+  }
+}
+
+async function main() {
+  const other = process.argv[2];
+  if (!other) throw new Error('usage: node bench/audit-seal-cpu.js <other checkout with dist/> [rounds] [explain]');
+  const rounds = Number(process.argv[3] ?? 5);
+  if (process.argv[4] === 'explain') {
+    const t = await target('this build', join(__dirname, '..'), 5341, { AuditSealInterval: 'h/1' });
+    try {
+      await explain(t);
+    } finally {
+      await t.pool.end();
+      await t.service.stop();
+      await t.db.drop();
+    }
+    return;
+  }
+  const targets = [await target('this build', join(__dirname, '..'), 5341), await target(`previous (${other})`, other, 5342)];
+  try {
+    for (let i = 0; i < rounds; i++) for (const t of i % 2 === 0 ? targets : [...targets].reverse()) await round(t);
+    const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+    lib.printTable(`Sealing 100,000 rows, nothing else asked of the service (${rounds} alternating rounds, medians; load average at the end ${load})`, targets.map((t) => ({
+      build: t.name,
+      'wall ms': lib.median(t.samples.wall),
+      'rows/s': Math.round(BACKLOG / (lib.median(t.samples.wall) / 1000)),
+      'service CPU s': (lib.median(t.samples.service) / 1000).toFixed(2),
+      'PostgreSQL CPU s': (lib.median(t.samples.postgres) / 1000).toFixed(2),
+      'total CPU s': (lib.median(t.samples.service.map((s, i) => s + t.samples.postgres[i])) / 1000).toFixed(2),
+      'wall samples': t.samples.wall.join(' '),
+    })));
+  } finally {
+    for (const t of targets) {
+      await t.pool.end();
+      await t.service.stop();
+      await t.db.drop();
+    }
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

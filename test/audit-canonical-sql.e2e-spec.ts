@@ -1,0 +1,195 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { INestApplication } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
+import { AuditTableName, canonicalRow, LEAF_DATE_COLUMN, leafRecord, sha256 } from '../src/audit-log/canonical';
+import { leafHash } from '../src/audit-log/merkle';
+import { createApp } from '../src/bootstrap';
+import { resolveSecrets } from '../src/config/secrets';
+import { loadSettings } from '../src/config/settings';
+import { startTestApp } from './helpers/app';
+
+/**
+ * The sealer hashes rows inside the database (audited-rows.repository.ts canonicalSql), the routes
+ * and every verifier in JavaScript (canonical.ts canonicalRow): the two must write the same bytes for
+ * every row, or a sealed row would look tampered with. Rows of hostile text (every control
+ * character, quotes, backslashes, U+2028/2029, BOM, DEL, C1 controls, astral characters, combining
+ * marks), dates at the edges, nulls, infinity, a negative Id: the canonical form PostgreSQL writes is
+ * byte-identical to canonicalRow over the same row read as text, both refuse the same rows, and the
+ * leaves the sealer writes carry exactly the row hash and leaf hash computed here. On PostgreSQL and
+ * on PGlite (the embedded default).
+ */
+
+/** Characters chosen for what JSON escaping could get wrong. */
+const NASTY = [
+  ...Array.from({ length: 31 }, (_, i) => String.fromCharCode(i + 1)),
+  '"', '\\', '/', "'", '\u007f', '\u0080', '\u009f', '\u00a0', '\u00e9', 'e\u0301', '\u2028', '\u2029', '\ufeff', '\ufffd',
+  '\u{1f600}', '\u{10ffff}', '\u4e2d', '<', '>', '&', '%', '`', '$', '{', '}', '[', ']', ',', ':', 'a', 'Z', '0', ' ',
+];
+
+/** A deterministic generator (mulberry32), so a failure names the same rows on every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const ROWS = 120;
+
+/** A text of at most `max` code points, or sometimes null. */
+function texts(next: () => number, max: number): (string | null)[] {
+  return Array.from({ length: ROWS }, (_, i) => {
+    if (i % 17 === 5) return null;
+    if (i % 23 === 7) return '';
+    const length = 1 + Math.floor(next() * max);
+    return Array.from({ length }, () => NASTY[Math.floor(next() * NASTY.length)]).join('');
+  });
+}
+
+/** Dates with microseconds across the range canonical forms can hold, as PostgreSQL input text. */
+function dates(next: () => number): string[] {
+  return Array.from({ length: ROWS }, (_, i) => {
+    if (i === 0) return '0001-01-01 00:00:00+00';
+    if (i === 1) return '9999-12-31 23:59:59.999999+00';
+    if (i === 2) return '2026-11-25 19:19:32.100000+00';
+    const ms = Math.floor(next() * 4_102_444_800_000);
+    return `${new Date(ms).toISOString().slice(0, 19)}.${String(Math.floor(next() * 1_000_000)).padStart(6, '0')}+00`;
+  });
+}
+
+async function insertHostileRows(db: DataSource): Promise<Record<AuditTableName, string[]>> {
+  const next = random(19);
+  /** Within smallint: some of these columns are. */
+  const ints = () => Array.from({ length: ROWS }, (_, i) => (i % 11 === 3 ? null : String(Math.floor(next() * 60_000) - 30_000)));
+  const logins = (await db.query(
+    `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "AuthenticationTypeId", "Failed", "FailureTypeId", "FailureMessage", "RemoteIp", "LocalIp", "UserAgent")
+     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::int[], $4::int[], $5::int[], $6::bool[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])
+     RETURNING "Id"::text AS "id"`,
+    [
+      dates(next),
+      texts(next, 60),
+      ints(),
+      ints(),
+      Array.from({ length: ROWS }, (_, i) => 1 + (i % 5)),
+      Array.from({ length: ROWS }, (_, i) => i % 2 === 0),
+      ints(),
+      texts(next, 200),
+      texts(next, 30),
+      texts(next, 30),
+      texts(next, 150),
+    ],
+  )) as { id: string }[];
+  const logouts = (await db.query(
+    `INSERT INTO "UserLogout" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "ReasonId", "OutcomeId", "RemoteIp", "LocalIp", "UserAgent", "SessionStartDate", "CutByUser", "Message")
+     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::int[], $4::int[], $5::int[], $6::int[], $7::text[], $8::text[], $9::text[], $10::timestamptz[], $11::text[], $12::text[])
+     RETURNING "Id"::text AS "id"`,
+    [
+      dates(next),
+      texts(next, 60),
+      ints(),
+      ints(),
+      Array.from({ length: ROWS }, (_, i) => 1 + (i % 4)),
+      Array.from({ length: ROWS }, (_, i) => 1 + (i % 3)),
+      texts(next, 30),
+      texts(next, 30),
+      texts(next, 150),
+      dates(next).map((d, i) => (i % 9 === 4 ? null : i % 31 === 6 ? 'infinity' : d)),
+      texts(next, 60),
+      texts(next, 150),
+    ],
+  )) as { id: string }[];
+  // Rows no canonical form can hold, written by hand: both sides must refuse them, and the sealer leave them out.
+  const odd = (await db.query(
+    `INSERT INTO "UserLogin" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId") VALUES (-19, now(), 'negative id', 1) RETURNING "Id"::text AS "id"`,
+  )) as { id: string }[];
+  const far = (await db.query(
+    `INSERT INTO "UserLogout" ("CreatedDate", "CreatedUser", "SessionStartDate") VALUES (now(), 'year 10000', '10000-01-01 00:00:00+00'), ('infinity', 'infinite', NULL)
+     RETURNING "Id"::text AS "id"`,
+  )) as { id: string }[];
+  return {
+    UserLogin: [...logins, ...odd].map((r) => r.id),
+    UserLogout: [...logouts, ...far].map((r) => r.id),
+    AuditRetentionRun: [],
+  };
+}
+
+function sealableInJs(table: AuditTableName, row: Record<string, string | boolean | null>): Buffer | null {
+  try {
+    const canonical = canonicalRow(table, row);
+    leafRecord(table, row.Id as string, row[LEAF_DATE_COLUMN[table]] as string, sha256(canonical));
+    return canonical;
+  } catch {
+    return null;
+  }
+}
+
+async function checkBothSides(app: INestApplication, db: DataSource): Promise<void> {
+  const ids = await insertHostileRows(db);
+  const rows = app.get(AuditedRowsRepository);
+  let compared = 0;
+  let refused = 0;
+  for (const table of ['UserLogin', 'UserLogout'] as const) {
+    const inJs = new Map((await rows.byIds(table, ids[table])).map((row) => [row.Id as string, row]));
+    const inDb = await rows.canonicalInDatabase(table, ids[table]);
+    expect(inDb.map((r) => r.id).sort()).toEqual([...inJs.keys()].sort());
+    for (const { id, canonical, sealable } of inDb) {
+      const js = sealableInJs(table, inJs.get(id)!);
+      expect({ table, id, sealable }).toEqual({ table, id, sealable: js !== null });
+      if (js === null) {
+        refused++;
+        continue;
+      }
+      // Compared as text first, so a failure shows the differing characters.
+      expect(canonical.toString('utf8')).toBe(js.toString('utf8'));
+      expect(canonical.equals(js)).toBe(true);
+      compared++;
+    }
+  }
+  expect(compared).toBe(2 * ROWS);
+  expect(refused).toBe(3);
+
+  // The sealer's leaves carry the hashes computed here from the row as the routes read it.
+  await app.get(AuditSealer).sealPending();
+  for (const table of ['UserLogin', 'UserLogout'] as const) {
+    const leaves = (await db.query(
+      `SELECT "RowId"::text AS "id", "RowHash" AS "rowHash", "LeafHash" AS "leafHash" FROM "AuditLeaf" WHERE "TableName" = $1 AND "RowId" = ANY($2::bigint[])`,
+      [table, ids[table]],
+    )) as { id: string; rowHash: Buffer; leafHash: Buffer }[];
+    expect(leaves).toHaveLength(ROWS);
+    const inJs = new Map((await rows.byIds(table, ids[table])).map((row) => [row.Id as string, row]));
+    for (const leaf of leaves) {
+      const row = inJs.get(leaf.id)!;
+      const rowHash = sha256(canonicalRow(table, row));
+      expect(leaf.rowHash.equals(rowHash)).toBe(true);
+      expect(leaf.leafHash.equals(leafHash(leafRecord(table, leaf.id, row[LEAF_DATE_COLUMN[table]] as string, rowHash)))).toBe(true);
+    }
+  }
+}
+
+describe('the canonical form written by PostgreSQL is canonicalRow, byte for byte', () => {
+  it('on PostgreSQL', async () => {
+    const t = await startTestApp();
+    try {
+      await checkBothSides(t.app, t.app.get(DataSource));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('on PGlite (the embedded database)', async () => {
+    const settings = resolveSecrets(loadSettings({ DataDirectory: mkdtempSync(join(tmpdir(), 'tm-canonical-sql-')), LogLevel: 'error' }));
+    const app = await createApp(settings, { logger: ['error'] });
+    try {
+      await checkBothSides(app, app.get(DataSource));
+    } finally {
+      await app.close();
+    }
+  });
+});
