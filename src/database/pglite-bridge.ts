@@ -25,7 +25,8 @@ import type { PGlite } from '@electric-sql/pglite';
  * does when a backend's client disconnects.
  *
  * Longer than 400 lines on purpose: it is one protocol state machine (turns, name rewriting, clean-up
- * on disconnect) whose parts only make sense together; each part is a method named for its step.
+ * on disconnect) whose small classes (ReadyForQueryWatch, SessionStream, Session, PgliteBridge) only
+ * make sense together, and are private to this file.
  *
  * Session-level SQL state (SET, PREPARE/DEALLOCATE written as SQL, advisory locks, temporary tables,
  * LISTEN) remains shared by all connections; the service does not rely on any of it per connection.
