@@ -26,7 +26,7 @@ import type { PGlite } from '@electric-sql/pglite';
  *
  * Longer than 400 lines on purpose: it is one protocol state machine (turns, name rewriting, clean-up
  * on disconnect) whose small classes (ReadyForQueryWatch, SessionStream, Session, PgliteBridge) only
- * make sense together, and are private to this file.
+ * make sense together; only PgliteBridge is exported.
  *
  * Session-level SQL state (SET, PREPARE/DEALLOCATE written as SQL, advisory locks, temporary tables,
  * LISTEN) remains shared by all connections; the service does not rely on any of it per connection.
