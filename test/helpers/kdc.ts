@@ -1,8 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 
 /**
  * A throwaway MIT Kerberos realm on loopback: its own kdc.conf/krb5.conf in a temp dir, a KDC on a
@@ -29,17 +29,6 @@ export interface Kdc {
   addUser(principal: string, password: string): void;
   exportEnvironment(): void;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function run(command: string, args: string[], env: Record<string, string>, input?: string): void {

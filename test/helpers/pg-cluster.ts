@@ -1,8 +1,8 @@
 import { execFile, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 
 /**
  * Real PostgreSQL clusters of a test's own (issue 26): a primary and a streaming standby on free
@@ -30,18 +30,6 @@ function asPostgres(program: string, args: string[], timeoutMs = 60_000): Promis
     execFile('runuser', ['-u', 'postgres', '--', program, ...args], { timeout: timeoutMs, encoding: 'utf8' }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${program} ${args.join(' ')} failed: ${error.message}\n${stdout}\n${stderr}`));
       else resolve(stdout);
-    });
-  });
-}
-
-/** A loopback port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
     });
   });
 }

@@ -1,8 +1,8 @@
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './free-port';
 
 /**
  * A real Redis master, its replicas and Sentinels on free loopback ports, started by a test and
@@ -42,17 +42,6 @@ export interface SentinelClusterOptions {
   sentinels?: number;
   /** Every server (Redis and Sentinels) speaks TLS only, replication included. */
   tls?: boolean;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 const running = new Set<ChildProcess>();
