@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
-import { insertUser, signInAdministrator } from './helpers/users';
+import { TELEMETRY_TABLES } from './helpers/telemetry';
+import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const MINUTE = 60_000;
@@ -288,21 +289,9 @@ describe('telemetry reads (service.md 4.3, contract 10)', () => {
   });
 
   it('refuses every telemetry read to a non-landlord (403) and to an anonymous caller (401)', async () => {
-    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [34, 35] });
-    const tenant = new Browser(t.url);
-    expect((await tenant.post('/api/Authentication/ByUserNamePassword', { userName: 'tenant-admin', password: STRONG })).status).toBe(200);
+    const tenant = await signInTenantAdministrator(t, 'tenant-admin', STRONG);
     const anonymous = new Browser(t.url);
-    for (const path of [
-      'ArchiverStagePerformanceCounter',
-      'ArchiverWarning',
-      'CaseCreationStagePerformanceCounter',
-      'CaseCreationWarning',
-      'ModelInvokeWarning',
-      'CaptureQueueHealth',
-      'RedisConnectionEvent',
-      'RedisSentinelEvent',
-      'OpenTelemetryMetric',
-    ]) {
+    for (const path of TELEMETRY_TABLES) {
       expect((await tenant.get(`/api/${path}`)).status).toBe(403);
       expect((await tenant.get(`/api/${path}?format=csv`)).status).toBe(403);
       expect((await anonymous.get(`/api/${path}`)).status).toBe(401);

@@ -10,7 +10,8 @@ import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
 import { ArchiverStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
-import { insertUser, signInAdministrator } from './helpers/users';
+import { TELEMETRY_TABLES } from './helpers/telemetry';
+import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
 /*
  * GET /api/<table>/Series (contract 17). Rows are planted in private windows (years away from now and
@@ -506,28 +507,15 @@ describe('telemetry series (contract 17)', () => {
   });
 
   it('refuses every series to a non-landlord (403) and to an anonymous caller (401), and lists them in OpenAPI', async () => {
-    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [34, 35] });
-    const tenant = new Browser(t.url);
-    expect((await tenant.post('/api/Authentication/ByUserNamePassword', { userName: 'tenant-admin', password: STRONG })).status).toBe(200);
+    const tenant = await signInTenantAdministrator(t, 'tenant-admin', STRONG);
     const anonymous = new Browser(t.url);
-    const tables = [
-      'ArchiverStagePerformanceCounter',
-      'ArchiverWarning',
-      'CaseCreationStagePerformanceCounter',
-      'CaseCreationWarning',
-      'ModelInvokeWarning',
-      'CaptureQueueHealth',
-      'RedisConnectionEvent',
-      'RedisSentinelEvent',
-      'OpenTelemetryMetric',
-    ];
-    for (const table of tables) {
+    for (const table of TELEMETRY_TABLES) {
       expect((await tenant.get(`/api/${table}/Series`)).status).toBe(403);
       expect((await anonymous.get(`/api/${table}/Series`)).status).toBe(401);
       expect((await get(`/api/${table}/Series`)).status).toBe(200);
     }
     const document = (await get('/swagger/v1/swagger.json')).json;
-    for (const table of tables) {
+    for (const table of TELEMETRY_TABLES) {
       const operation = document.paths[`/api/${table}/Series`]?.get;
       expect(operation).toBeDefined();
       const names = operation.parameters.map((p: { name: string }) => p.name);

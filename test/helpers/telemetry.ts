@@ -12,3 +12,19 @@ export async function emptyCaptureTables(t: TestApp): Promise<void> {
               "CaseCreationStagePerformanceCounter", "OpenTelemetryMetric", "RedisConnectionEvent", "RedisSentinelEvent"`,
   );
 }
+
+/**
+ * The nine telemetry tables of contract 10, each with its grid read and its series, written here from
+ * the contract rather than imported from src so that a table the server drops makes a test fail.
+ */
+export const TELEMETRY_TABLES = [
+  'ArchiverStagePerformanceCounter',
+  'ArchiverWarning',
+  'CaseCreationStagePerformanceCounter',
+  'CaseCreationWarning',
+  'ModelInvokeWarning',
+  'CaptureQueueHealth',
+  'RedisConnectionEvent',
+  'RedisSentinelEvent',
+  'OpenTelemetryMetric',
+] as const;

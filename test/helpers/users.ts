@@ -24,6 +24,18 @@ export async function signInAdministrator(t: Pick<TestApp, 'url'>): Promise<{ br
 }
 
 /**
+ * Creates `name`, administrator of Tenant A (permissions 34 and 35, not the landlord), and signs it
+ * in: the caller a landlord-only route must refuse with 403.
+ */
+export async function signInTenantAdministrator(t: TestApp, name: string, password: string): Promise<Browser> {
+  await insertUser(t, { name, password, tenantName: 'Tenant A', permissions: [34, 35] });
+  const browser = new Browser(t.url);
+  const res = await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password });
+  if (res.status !== 200) throw new Error(`tenant administrator sign-in failed: ${res.status} ${res.text}`);
+  return browser;
+}
+
+/**
  * Creates a user directly in the database (so tests of sign-in do not depend on the registry routes):
  * a role in the given tenant holding `permissions`, and a user with an Argon2id password that is not
  * expired unless asked.
