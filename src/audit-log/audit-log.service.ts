@@ -10,11 +10,9 @@ import { AuditRetentionRunRepository, RetentionRunRow } from './audit-retention-
 import { AuditSigner } from './audit-signer';
 import { AuditTreeRepository } from './audit-tree.repository';
 import { AuditedRowsRepository } from './audited-rows.repository';
+import { CHECKPOINTS_PAGE, LEAVES_PAGE } from './pages';
 
-/** Most checkpoints one GET /api/Audit/Checkpoints answers. */
-export const CHECKPOINTS_PAGE = 1000;
-/** Most leaves one GET /api/Audit/Leaves answers. */
-export const LEAVES_PAGE = 10_000;
+export { CHECKPOINTS_PAGE, LEAVES_PAGE };
 
 export interface PublicKeyView {
   origin: string;

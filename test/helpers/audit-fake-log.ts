@@ -4,22 +4,13 @@ import type { AddressInfo } from 'node:net';
 import { LEAF_DATE_COLUMN, canonicalRow, leafRecord, sha256, type AuditRowText, type AuditTableName } from '../../src/audit-log/canonical';
 import { CompactRange, consistencyProof, inclusionProof, leafHash, rootOf, type PerfectSubtree } from '../../src/audit-log/merkle';
 import { rawPublicKey, signCheckpoint, verifierKey } from '../../src/audit-log/note';
+import type { LeafView } from '../../src/audit-log/audit-log.service';
+import type { ServedCheckpoint } from '../../src/audit-log/verify/client';
 
-export interface FakeLeaf {
-  leafIndex: number;
-  table: AuditTableName;
-  rowId: string;
-  rowCreatedDate: string;
-  rowHash: string;
-  leafHash: string;
-  canonical: string | null;
-}
-export interface FakeCheckpoint {
-  treeSize: number;
-  rootHash: string;
-  createdDate: string;
-  note: string;
-}
+/** A leaf as GET /api/Audit/Leaves answers it: the service's own view. */
+export type FakeLeaf = LeafView;
+/** A checkpoint as the routes answer it once serialised (createdDate a string): what the verifier reads. */
+export type FakeCheckpoint = ServedCheckpoint;
 
 /**
  * An audit log of contract 15 built in memory from the pure modules, served over HTTP the way the

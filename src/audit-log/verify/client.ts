@@ -1,12 +1,10 @@
+// Type-only: the shapes the service declares, without loading the service (and Nest) into the verifier.
+import type { ProofView, PublicKeyView } from '../audit-log.service';
+import { CHECKPOINTS_PAGE, LEAVES_PAGE } from '../pages';
 import { TransportError } from './errors';
 
 /** What the routes of contract 15 answer, after the shape checks below (hashes still base64). */
-export interface ServedPublicKey {
-  origin: string;
-  keyId: string;
-  publicKey: string;
-  verifierKey: string;
-}
+export type ServedPublicKey = PublicKeyView;
 export interface ServedCheckpoint {
   treeSize: number;
   rootHash: string;
@@ -22,14 +20,7 @@ export interface ServedLeaf {
   leafHash: string;
   canonical: string | null;
 }
-export interface ServedProof {
-  leafIndex: number;
-  treeSize: number;
-  leafHash: string;
-  leafRecord: string;
-  canonical: string | null;
-  auditPath: string[];
-}
+export type ServedProof = ProofView;
 export interface ServedRetentionRun {
   id: string;
   tableName: string;
@@ -37,9 +28,6 @@ export interface ServedRetentionRun {
   runDate: string;
 }
 
-/** Page sizes of the routes (contract 15): the most each answers at once. */
-export const CHECKPOINT_PAGE = 1000;
-export const LEAF_PAGE = 10_000;
 const REQUEST_TIMEOUT_MS = 120_000;
 
 type Json = Record<string, unknown>;
@@ -144,15 +132,15 @@ export class AuditClient {
     return this.checkpoint(path, await this.get(path));
   }
 
-  /** Checkpoints with TreeSize ≥ from, oldest first, at most CHECKPOINT_PAGE. */
+  /** Checkpoints with TreeSize ≥ from, oldest first, at most CHECKPOINTS_PAGE. */
   async checkpoints(from: number): Promise<ServedCheckpoint[]> {
     const path = `/api/Audit/Checkpoints?from=${from}`;
     const list = array(path, await this.get(path)).map((c) => this.checkpoint(path, c));
-    if (list.length > CHECKPOINT_PAGE) fail(path, `more than ${CHECKPOINT_PAGE} checkpoints`);
+    if (list.length > CHECKPOINTS_PAGE) fail(path, `more than ${CHECKPOINTS_PAGE} checkpoints`);
     return list;
   }
 
-  /** Leaves start ≤ index < end (end - start ≤ LEAF_PAGE). */
+  /** Leaves start ≤ index < end (end - start ≤ LEAVES_PAGE). */
   async leaves(start: number, end: number): Promise<ServedLeaf[]> {
     const path = `/api/Audit/Leaves?start=${start}&end=${end}`;
     return array(path, await this.get(path)).map((value) => {

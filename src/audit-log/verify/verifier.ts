@@ -1,7 +1,8 @@
 import { CompactRange, EMPTY_ROOT, verifyConsistency, verifyInclusion } from '../merkle';
 import { parseCheckpoint, parseVerifierKey, verifierKey as formatVerifierKey } from '../note';
 import type { VerifyOptions } from './args';
-import { AuditClient, CHECKPOINT_PAGE, LEAF_PAGE, type ServedCheckpoint, type ServedLeaf } from './client';
+import { CHECKPOINTS_PAGE, LEAVES_PAGE } from '../pages';
+import { AuditClient, type ServedCheckpoint, type ServedLeaf } from './client';
 import { TransportError, VerificationFailure } from './errors';
 import { appendKnown, readKnown } from './known';
 import { checkLeaf, nameLeaf, type CheckedLeaf } from './leaf-checks';
@@ -121,8 +122,8 @@ export async function verifyAuditLog(options: VerifyOptions, report: (line: stri
 
   await verifyCheckpointsAt(0);
   let removed = 0;
-  for (let start = 0; start < treeSize; start += LEAF_PAGE) {
-    const end = Math.min(treeSize, start + LEAF_PAGE);
+  for (let start = 0; start < treeSize; start += LEAVES_PAGE) {
+    const end = Math.min(treeSize, start + LEAVES_PAGE);
     const page = await client.leaves(start, end);
     for (let i = start; i < end; i++) {
       const servedLeaf: ServedLeaf | undefined = page[i - start];
@@ -238,7 +239,7 @@ async function* checkpointStream(client: AuditClient, limit: number): AsyncGener
       if (c.treeSize > limit) return;
       yield c;
     }
-    if (page.length < CHECKPOINT_PAGE) return;
+    if (page.length < CHECKPOINTS_PAGE) return;
     from = page[page.length - 1].treeSize + 1;
   }
 }
@@ -280,8 +281,8 @@ async function pinpoint(
 ): Promise<never> {
   const first = good.treeSize;
   const window: CheckedLeaf[] = [];
-  for (let start = first; start < bad.treeSize && window.length < Math.max(SWAP_SEARCH_MAX, PINPOINT_PROOFS_MAX); start += LEAF_PAGE) {
-    const page = await client.leaves(start, Math.min(bad.treeSize, start + LEAF_PAGE));
+  for (let start = first; start < bad.treeSize && window.length < Math.max(SWAP_SEARCH_MAX, PINPOINT_PROOFS_MAX); start += LEAVES_PAGE) {
+    const page = await client.leaves(start, Math.min(bad.treeSize, start + LEAVES_PAGE));
     page.forEach((served, i) => {
       const check = checkLeaf(served, start + i);
       if (check.ok) window.push(check.leaf);
