@@ -12,6 +12,7 @@ import { leafHash } from '../src/audit-log/merkle';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
+import { asSuperuser } from './helpers/audit-log';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -69,21 +70,6 @@ describe('npm run audit:verify against the real service', () => {
     }, 60_000);
   };
 
-  /** One statement as the superuser with the append-only triggers off: the tampering contract 15 must reveal. */
-  async function asSuperuser(statements: Array<[string, unknown[]?]>): Promise<void> {
-    const client = await t.db.pool.connect();
-    try {
-      await client.query('BEGIN');
-      await client.query('SET LOCAL session_replication_role = replica');
-      for (const [sql, params] of statements) await client.query(sql, params ?? []);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  }
 
   const leafOf = async (table: string, id: string): Promise<number> =>
     Number((await t.db.query<{ i: string }>(`SELECT "LeafIndex"::text AS i FROM "AuditLeaf" WHERE "TableName" = $1 AND "RowId" = $2`, [table, id]))[0].i);
@@ -141,13 +127,13 @@ describe('npm run audit:verify against the real service', () => {
 
   it('names the first changed row', async () => {
     const [{ Id: id }] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogin" WHERE "CreatedUser" = 'carol'`);
-    await asSuperuser([[`UPDATE "UserLogin" SET "UserAgent" = 'x' WHERE "Id" = $1`, [id]]]);
+    await asSuperuser(t.db, [[`UPDATE "UserLogin" SET "UserAgent" = 'x' WHERE "Id" = $1`, [id]]]);
     try {
       const run = await verify();
       expect(run.code).toBe(1);
       expect(run.last).toBe(`FAILED: leaf ${await leafOf('UserLogin', id)} (UserLogin ${id}): row changed (its canonical form no longer hashes to the sealed row hash)`);
     } finally {
-      await asSuperuser([[`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]]]);
+      await asSuperuser(t.db, [[`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]]]);
     }
     expect((await verify()).code).toBe(0);
   });
@@ -162,7 +148,7 @@ describe('npm run audit:verify against the real service', () => {
     // The attacker changes the row, then recomputes its row hash and leaf hash as the sealer would.
     const row = (await t.app.get(AuditedRowsRepository).byIds('UserLogin', [id]))[0];
     const forged = sha256(canonicalRow('UserLogin', { ...row, UserAgent: 'x' }));
-    await asSuperuser([
+    await asSuperuser(t.db, [
       [`UPDATE "UserLogin" SET "UserAgent" = 'x' WHERE "Id" = $1`, [id]],
       [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [forged, leafHash(leafRecord('UserLogin', id, leaf.date, forged)), index]],
     ]);
@@ -175,7 +161,7 @@ describe('npm run audit:verify against the real service', () => {
       expect(Number(match![1])).toBeLessThanOrEqual(index);
       expect(Number(match![2] ?? match![1])).toBeGreaterThanOrEqual(index);
     } finally {
-      await asSuperuser([
+      await asSuperuser(t.db, [
         [`UPDATE "UserLogin" SET "UserAgent" = 'curl/8.5.0' WHERE "Id" = $1`, [id]],
         [`UPDATE "AuditLeaf" SET "RowHash" = $1, "LeafHash" = $2 WHERE "LeafIndex" = $3`, [leaf.RowHash, leaf.LeafHash, index]],
       ]);
@@ -186,7 +172,7 @@ describe('npm run audit:verify against the real service', () => {
   it('names a deleted row that no retention run covers', async () => {
     const [{ Id: id }] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogout" WHERE "CreatedUser" = 'alice'`);
     // Kept aside in SQL (microseconds and all) to be put back after.
-    await asSuperuser([
+    await asSuperuser(t.db, [
       [`CREATE TABLE "KeptLogout" AS SELECT * FROM "UserLogout" WHERE "Id" = $1`, [id]],
       [`DELETE FROM "UserLogout" WHERE "Id" = $1`, [id]],
     ]);
@@ -195,7 +181,7 @@ describe('npm run audit:verify against the real service', () => {
       expect(run.code).toBe(1);
       expect(run.last).toMatch(new RegExp(`^FAILED: leaf ${await leafOf('UserLogout', id)} \\(UserLogout ${id}\\): row missing, and no sealed retention run of UserLogout covers its date `));
     } finally {
-      await asSuperuser([[`INSERT INTO "UserLogout" SELECT * FROM "KeptLogout"`], [`DROP TABLE "KeptLogout"`]]);
+      await asSuperuser(t.db, [[`INSERT INTO "UserLogout" SELECT * FROM "KeptLogout"`], [`DROP TABLE "KeptLogout"`]]);
     }
     expect((await verify()).code).toBe(0);
   });
@@ -212,7 +198,7 @@ describe('npm run audit:verify against the real service', () => {
       [`UPDATE "AuditLeaf" SET "LeafIndex" = $1 WHERE "LeafIndex" = $2`, [first, first + 1]],
       [`UPDATE "AuditLeaf" SET "LeafIndex" = $1 WHERE "LeafIndex" = -1`, [first + 1]],
     ];
-    await asSuperuser(swap);
+    await asSuperuser(t.db, swap);
     try {
       const run = await verify();
       expect(run.code).toBe(1);
@@ -222,7 +208,7 @@ describe('npm run audit:verify against the real service', () => {
         ),
       );
     } finally {
-      await asSuperuser(swap);
+      await asSuperuser(t.db, swap);
     }
     expect((await verify()).code).toBe(0);
   });
@@ -230,7 +216,7 @@ describe('npm run audit:verify against the real service', () => {
   it('names a checkpoint whose root was replaced', async () => {
     const checkpoints = await t.db.query<{ TreeSize: string; RootHash: Buffer }>(`SELECT "TreeSize"::text AS "TreeSize", "RootHash" FROM "AuditCheckpoint" ORDER BY "TreeSize"`);
     const [victim, other] = [checkpoints[checkpoints.length - 2], checkpoints[checkpoints.length - 1]];
-    await asSuperuser([[`UPDATE "AuditCheckpoint" SET "RootHash" = $1 WHERE "TreeSize" = $2`, [other.RootHash, victim.TreeSize]]]);
+    await asSuperuser(t.db, [[`UPDATE "AuditCheckpoint" SET "RootHash" = $1 WHERE "TreeSize" = $2`, [other.RootHash, victim.TreeSize]]]);
     try {
       const run = await verify();
       expect(run.code).toBe(1);
@@ -238,7 +224,7 @@ describe('npm run audit:verify against the real service', () => {
         `FAILED: checkpoint ${victim.TreeSize}: root replaced (the stored root hash ${other.RootHash.toString('base64')} is not the signed ${victim.RootHash.toString('base64')})`,
       );
     } finally {
-      await asSuperuser([[`UPDATE "AuditCheckpoint" SET "RootHash" = $1 WHERE "TreeSize" = $2`, [victim.RootHash, victim.TreeSize]]]);
+      await asSuperuser(t.db, [[`UPDATE "AuditCheckpoint" SET "RootHash" = $1 WHERE "TreeSize" = $2`, [victim.RootHash, victim.TreeSize]]]);
     }
     expect((await verify()).code).toBe(0);
   });
@@ -253,7 +239,7 @@ describe('npm run audit:verify against the real service', () => {
     // Cut back to the checkpoint before bob, carol and dave: their leaves, nodes, checkpoints and rows go.
     const cut = await batchStart();
     const gone = await t.db.query<{ TableName: string; RowId: string }>(`SELECT "TableName", "RowId"::text AS "RowId" FROM "AuditLeaf" WHERE "LeafIndex" >= $1`, [cut]);
-    await asSuperuser([
+    await asSuperuser(t.db, [
       [`DELETE FROM "AuditCheckpoint" WHERE "TreeSize" > $1`, [cut]],
       [`DELETE FROM "AuditLeaf" WHERE "LeafIndex" >= $1`, [cut]],
       [`DELETE FROM "AuditTreeNode" WHERE ("Index" + 1) * (1::bigint << "Level"::int) > $1`, [cut]],

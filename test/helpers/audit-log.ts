@@ -1,18 +1,15 @@
 import type { TestDatabase } from './database';
 
 /**
- * Empties UserLogin and UserLogout the only way left (they are append-only, contract 15): as the
- * superuser, with triggers off (`session_replication_role = replica`), which is exactly the tampering
- * the audit log exists to reveal. For read tests that need the tables to hold only what they arrange;
- * their waiting entries go too, so the sealer does not report those rows as lost.
+ * Runs `statements` in one transaction as the superuser with the append-only triggers off
+ * (`session_replication_role = replica`): the tampering the audit log (contract 15) must reveal.
  */
-export async function emptyAuditTrailsAsSuperuser(db: TestDatabase): Promise<void> {
+export async function asSuperuser(db: TestDatabase, statements: Array<[string, unknown[]?]>): Promise<void> {
   const client = await db.pool.connect();
   try {
     await client.query('BEGIN');
-    await client.query(`SET LOCAL session_replication_role = replica`);
-    await client.query(`TRUNCATE "UserLogin", "UserLogout"`);
-    await client.query(`DELETE FROM "AuditPending"`);
+    await client.query('SET LOCAL session_replication_role = replica');
+    for (const [sql, params] of statements) await client.query(sql, params ?? []);
     await client.query('COMMIT');
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
@@ -20,4 +17,14 @@ export async function emptyAuditTrailsAsSuperuser(db: TestDatabase): Promise<voi
   } finally {
     client.release();
   }
+}
+
+/**
+ * Empties UserLogin and UserLogout the only way left (they are append-only, contract 15): as the
+ * superuser, with triggers off, which is exactly the tampering the audit log exists to reveal. For
+ * read tests that need the tables to hold only what they arrange; their waiting entries go too, so
+ * the sealer does not report those rows as lost.
+ */
+export async function emptyAuditTrailsAsSuperuser(db: TestDatabase): Promise<void> {
+  await asSuperuser(db, [[`TRUNCATE "UserLogin", "UserLogout"`], [`DELETE FROM "AuditPending"`]]);
 }
