@@ -16,8 +16,8 @@ require('reflect-metadata');
 const { Pool } = require('pg');
 const { performance } = require('node:perf_hooks');
 const { DataSource } = require('typeorm');
+const { dropNamedDatabase, recreateNamedDatabase } = require('./lib/service');
 
-const SERVER = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'tm_bench_partition_upgrade';
 const ROWS = Number(process.env.BENCH_ROWS || 10_000_000);
 const SPAN_DAYS = Number(process.env.BENCH_SPAN_DAYS || 400);
@@ -45,12 +45,7 @@ const WRITES = {
 const s = (ms) => `${(ms / 1000).toFixed(2)} s`;
 
 async function main() {
-  const admin = new Pool({ connectionString: SERVER, max: 1 });
-  await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  await admin.end();
-  const url = new URL(SERVER);
-  url.pathname = `/${DB}`;
+  const url = await recreateNamedDatabase(DB);
 
   const { dataSourceOptions } = require('../dist/database/data-source');
   const { MIGRATIONS } = require('../dist/database/migrations');
@@ -125,9 +120,7 @@ async function main() {
   await pool.end();
   await dataSource.destroy();
   if (process.env.BENCH_KEEP !== '1') {
-    const dropper = new Pool({ connectionString: SERVER, max: 1 });
-    await dropper.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-    await dropper.end();
+    await dropNamedDatabase(DB);
   }
 }
 

@@ -13,6 +13,7 @@ require('reflect-metadata');
 const { Pool } = require('pg');
 const autocannon = require('autocannon');
 const { performance } = require('node:perf_hooks');
+const { dropNamedDatabase } = require('./lib/service');
 
 const SERVER = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = 'tm_bench_reads';
@@ -230,9 +231,7 @@ async function main() {
   await pool.end();
   await app.close();
   if (process.env.BENCH_KEEP !== '1') {
-    const dropper = new Pool({ connectionString: SERVER, max: 1 });
-    await dropper.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-    await dropper.end();
+    await dropNamedDatabase(DB);
   }
 }
 

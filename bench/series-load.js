@@ -11,9 +11,8 @@
 const { Pool } = require('pg');
 const { performance } = require('node:perf_hooks');
 const { join } = require('node:path');
-const { startService } = require('./lib/service');
+const { recreateNamedDatabase, startService } = require('./lib/service');
 
-const SERVER = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = process.env.BENCH_DB || 'tm_bench_series';
 const ROWS = Number(process.env.BENCH_ROWS || 10_000_000);
 const SPAN_HOURS = 14;
@@ -21,12 +20,7 @@ const AHEAD_HOURS = Number(process.env.BENCH_AHEAD_HOURS || 2);
 const ROOT = process.env.BENCH_ROOT || join(__dirname, '..');
 
 async function main() {
-  const admin = new Pool({ connectionString: SERVER, max: 1 });
-  await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${DB}`);
-  await admin.end();
-  const url = new URL(SERVER);
-  url.pathname = `/${DB}`;
+  const url = await recreateNamedDatabase(DB);
   // The service migrates the empty database, then stops: the rows go in without it.
   const service = await startService({ ConnectionString: url.toString() }, 46_000 + Math.floor(Math.random() * 1000), ROOT);
   await service.stop();

@@ -20,7 +20,7 @@ const { writeFileSync, mkdtempSync } = require('node:fs');
 const { join } = require('node:path');
 const { tmpdir } = require('node:os');
 const { performance } = require('node:perf_hooks');
-const { startService, signInAdministrator, median } = require('./lib/service');
+const { dropNamedDatabase, startService, signInAdministrator, median } = require('./lib/service');
 
 const SERVER = process.env.BENCH_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 const DB = process.env.BENCH_DB || 'tm_bench_series';
@@ -152,9 +152,7 @@ async function main() {
     await service.stop();
     if (before) await before.stop();
     if (process.env.BENCH_DROP === '1') {
-      const admin = new Pool({ connectionString: SERVER, max: 1 });
-      await admin.query(`DROP DATABASE IF EXISTS ${DB} WITH (FORCE)`);
-      await admin.end();
+      await dropNamedDatabase(DB);
       console.log(`dropped ${DB}`);
     }
   }

@@ -36,6 +36,27 @@ async function createDatabase(prefix = 'tm_bench') {
   };
 }
 
+/**
+ * A database under a fixed name, dropped if it exists and created empty: for the benchmarks that keep
+ * their rows under a known name for a later run (BENCH_KEEP, BENCH_DB), unlike createDatabase. Returns its URL.
+ */
+async function recreateNamedDatabase(name) {
+  const admin = new Pool({ connectionString: SERVER_URL, max: 1 });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(SERVER_URL);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Drops the database `name` (of recreateNamedDatabase), forcing its connections closed. */
+async function dropNamedDatabase(name) {
+  const admin = new Pool({ connectionString: SERVER_URL, max: 1 });
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.end();
+}
+
 /** Starts dist/main.js (of this checkout, or of the checkout at `root`) on a free port; resolves once it answers. */
 async function startService(env, port, root = join(__dirname, '..', '..')) {
   const child = spawn(process.execPath, [join(root, 'dist', 'main.js')], {
@@ -159,4 +180,4 @@ function printTable(title, rows) {
   console.table(rows);
 }
 
-module.exports = { createDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, processCpuMs, JWT_KEY, API_HMAC_KEY };
+module.exports = { createDatabase, recreateNamedDatabase, dropNamedDatabase, startService, signInAdministrator, cannon, alternate, median, comparisonRows, printTable, processCpuMs, JWT_KEY, API_HMAC_KEY };
