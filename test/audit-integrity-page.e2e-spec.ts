@@ -1,7 +1,7 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
+import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 
@@ -23,10 +23,7 @@ describe('the Audit integrity page', () => {
 
   const session = async () => {
     const s = await newSession(chromium);
-    s.page.on('pageerror', (error) => problems.push(`${s.page.url()}: ${error.message}`));
-    s.page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`${s.page.url()}: ${message.text()}`);
-    });
+    watchPage(s.page, problems);
     return s;
   };
   const open = async (page: Page, width: number) => {

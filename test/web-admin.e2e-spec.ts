@@ -1,6 +1,6 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
+import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 
@@ -22,10 +22,7 @@ describe('administration pages in a browser', () => {
 
   const session = async () => {
     const s = await newSession(chromium);
-    s.page.on('pageerror', (error) => problems.push(`${s.page.url()}: ${error.message}`));
-    s.page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`${s.page.url()}: ${message.text()}`);
-    });
+    watchPage(s.page, problems);
     return s;
   };
   const ready = (page: Page) => page.locator('body[data-ready="true"]').waitFor();

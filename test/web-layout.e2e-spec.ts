@@ -1,7 +1,7 @@
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { PAGES } from '../src/web/pages';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
+import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { seedTelemetry } from './helpers/web-data';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
@@ -38,10 +38,7 @@ describe('every page at desktop and phone width', () => {
 
   const session = async () => {
     const s = await newSession(chromium);
-    s.page.on('pageerror', (error) => problems.push(`${s.page.url()}: ${error.message}`));
-    s.page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`${s.page.url()}: ${message.text()}`);
-    });
+    watchPage(s.page, problems);
     return s;
   };
 

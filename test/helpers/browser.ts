@@ -49,6 +49,18 @@ export async function newSession(
   return { context, page };
 }
 
+/**
+ * Records into `problems` what a page must never do: throw, or be refused by the Content Security
+ * Policy (a refusal shows only as a console line). Tests assert `problems` is empty at the end.
+ */
+export function watchPage(page: Page, problems: string[]): Page {
+  page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
+  page.on('console', (message) => {
+    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`${page.url()}: ${message.text()}`);
+  });
+  return page;
+}
+
 /** Answers the page's own confirmation dialog (web/assets/dialog.js) the way a person does: the confirm button. */
 export async function confirmInPage(page: Page, expected?: RegExp): Promise<void> {
   const dialog = page.getByTestId('confirm-dialog');
