@@ -10,6 +10,7 @@ import { AUDIT_SIGNING_KEY_FILE, resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
+import { firstAdministratorSignIn } from './helpers/users';
 
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
 const b64 = (text: string) => Buffer.from(text, 'base64');
@@ -39,12 +40,7 @@ describe('tamper-evident audit log on the embedded database', () => {
       expect(readFileSync(keyFile, 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
 
       const browser = new Browser(first.url);
-      const signIn = await browser.post('/api/Authentication/ByUserNamePassword', {
-        userName: 'Administrator',
-        password: 'Administrator',
-        newPassword: ADMIN_PASSWORD,
-        repeatNewPassword: ADMIN_PASSWORD,
-      });
+      const signIn = await firstAdministratorSignIn(browser, ADMIN_PASSWORD);
       expect(signIn.status).toBe(200);
       const key = (await browser.get('/api/Audit/PublicKey')).json;
       verifier = key.verifierKey;

@@ -10,6 +10,7 @@ import { loadSettings } from '../src/config/settings';
 import { EMBEDDED_POSTGRES } from '../src/database/database.module';
 import type { EmbeddedPostgres } from '../src/database/embedded';
 import { Browser } from './helpers/http';
+import { firstAdministratorSignIn } from './helpers/users';
 
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
 const ANALYST_PASSWORD = 'Embedded-Analyst-Pass1';
@@ -41,12 +42,7 @@ describe('embedded PostgreSQL', () => {
     const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-embedded-'));
     const first = await boot(dataDirectory);
     const browser = new Browser(first.url);
-    const changed = await browser.post('/api/Authentication/ByUserNamePassword', {
-      userName: 'Administrator',
-      password: 'Administrator',
-      newPassword: ADMIN_PASSWORD,
-      repeatNewPassword: ADMIN_PASSWORD,
-    });
+    const changed = await firstAdministratorSignIn(browser, ADMIN_PASSWORD);
     expect(changed.status).toBe(200);
     await first.app.close();
 
@@ -105,12 +101,7 @@ describe('embedded PostgreSQL', () => {
       embedded = app.get<EmbeddedPostgres>(EMBEDDED_POSTGRES);
 
       adminCookies = new Browser(url);
-      const admin = await adminCookies.post('/api/Authentication/ByUserNamePassword', {
-        userName: 'Administrator',
-        password: 'Administrator',
-        newPassword: ADMIN_PASSWORD,
-        repeatNewPassword: ADMIN_PASSWORD,
-      });
+      const admin = await firstAdministratorSignIn(adminCookies, ADMIN_PASSWORD);
       expect(admin.status).toBe(200);
       adminToken = admin.json.token;
 

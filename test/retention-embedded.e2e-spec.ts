@@ -12,6 +12,7 @@ import { PartitionMaintenance } from '../src/retention/partition-maintenance.ser
 import { AUDIT_TABLES, partitionName, periodStart, TELEMETRY_TABLES } from '../src/retention/partition-plan';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
+import { firstAdministratorSignIn } from './helpers/users';
 
 const DAY = 86_400_000;
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
@@ -45,12 +46,7 @@ describe('retention without deletes on the embedded database (contract 16)', () 
 
   it('stores stray dates in DEFAULT, moves them to their periods, drops the expired ones after a sealed run, and reads on', async () => {
     const browser = new Browser(url);
-    const signIn = await browser.post('/api/Authentication/ByUserNamePassword', {
-      userName: 'Administrator',
-      password: 'Administrator',
-      newPassword: ADMIN_PASSWORD,
-      repeatNewPassword: ADMIN_PASSWORD,
-    });
+    const signIn = await firstAdministratorSignIn(browser, ADMIN_PASSWORD);
     expect(signIn.status).toBe(200);
     const old = new Date(start - 3 * 365 * DAY);
     const recent = new Date(start - 60 * DAY);
