@@ -35,6 +35,17 @@ export class ReadEnvelopeDto {
   @ApiProperty({ type: 'array', items: { type: 'object' }, description: 'Rows in camelCase, at most take.' }) rows!: object[];
 }
 
+/** The table's filter parameters, described the same way for its grid read and its series. */
+const filterQueries = (table: ReadTable) =>
+  table.filters.map((f) =>
+    ApiQuery({
+      name: f.param,
+      required: false,
+      description: f.description ?? 'Exact match.',
+      schema: f.type === 'boolean' ? { type: 'boolean' } : f.type === 'integer' ? { type: 'integer', ...(f.values ? { enum: [...f.values] } : {}) } : { type: 'string', format: 'uuid' },
+    }),
+  );
+
 /** OpenAPI description of a grid read: its query parameters (per table) and its answers. */
 export function GridReadDocs(table: ReadTable, summary: string) {
   const q = (name: string, description: string, type: 'string' | 'number' | 'integer' = 'string') =>
@@ -49,14 +60,7 @@ export function GridReadDocs(table: ReadTable, summary: string) {
     ...(table.searchColumns.length > 0
       ? [q('search', `Case-insensitive substring${table.searchLookups?.length ? ` (also of the shown ${table.searchLookups.join(', ')})` : ''}.`)]
       : []),
-    ...table.filters.map((f) =>
-      ApiQuery({
-        name: f.param,
-        required: false,
-        description: f.description ?? 'Exact match.',
-        schema: f.type === 'boolean' ? { type: 'boolean' } : f.type === 'integer' ? { type: 'integer', ...(f.values ? { enum: [...f.values] } : {}) } : { type: 'string', format: 'uuid' },
-      }),
-    ),
+    ...filterQueries(table),
     q('format', 'csv streams the rows as CSV (as does Accept: text/csv); at most 2 exports per user at once (429 beyond).'),
     ApiProduces('application/json', 'text/csv'),
     ApiOkResponse({ type: ReadEnvelopeDto, description: summary }),
@@ -105,14 +109,7 @@ export function SeriesDocs(table: ReadTable, summary: string) {
       'The same unbiased sample as the grid (a seeded hash of Id, drawn per request), 0..100 (clamped): points count and sum the sampled rows only, not scaled up.',
       { type: 'number' },
     ),
-    ...table.filters.map((f) =>
-      ApiQuery({
-        name: f.param,
-        required: false,
-        description: f.description ?? 'Exact match.',
-        schema: f.type === 'boolean' ? { type: 'boolean' } : f.type === 'integer' ? { type: 'integer', ...(f.values ? { enum: [...f.values] } : {}) } : { type: 'string', format: 'uuid' },
-      }),
-    ),
+    ...filterQueries(table),
     ...(table.statistics.length > 0 ? [q('column', `Statistics column of the points (default ${table.statistics[0]}).`, { type: 'string', enum: table.statistics })] : []),
     q(
       'bucketSeconds',
