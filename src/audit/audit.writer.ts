@@ -4,13 +4,12 @@ import { Clock } from '../common/clock';
 import { BacklogFlags, DurableBacklog } from '../common/durable-backlog';
 import { field, spoolPath } from '../common/json-lines-spool';
 import { RequestContext } from '../common/request-context';
-import { BOUNDS, boundText } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
 import { UserLoginRepository } from './user-login.repository';
-import { NewUserLogout, UserLogoutRepository } from './user-logout.repository';
+import { boundLogoutTexts, NewUserLogout, UserLogoutRepository } from './user-logout.repository';
 
 export interface UserLoginEntry {
   createdUser: string | null;
@@ -275,43 +274,56 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
 }
 
 /**
- * What the spool keeps of a row: the row itself, nothing about its place in the queue, its texts
- * bounded and stripped as the table will hold them (the spool is a store too: a hostile user agent
- * never reaches the disk whole).
+ * How each field of a spooled UserLogout line reads back (a value of the wrong type reads as null):
+ * typed over the row, so a new UserLogoutEntry field does not compile until it is listed here, and
+ * the line, its bounding and its parser follow from this list. `required` fields make a line without
+ * them no row (a torn or foreign line).
  */
-function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout): SpooledLogout {
-  return {
-    ...row,
-    createdUser: boundText(row.createdUser, BOUNDS.name),
-    cutByUser: boundText(row.cutByUser, BOUNDS.name),
-    message: boundText(row.message, BOUNDS.message),
-    context: row.context && {
-      remoteIp: boundText(row.context.remoteIp, BOUNDS.ip),
-      localIp: boundText(row.context.localIp, BOUNDS.ip),
-      userAgent: boundText(row.context.userAgent, BOUNDS.userAgent),
-    },
-  };
+const LOGOUT_LINE: { [K in keyof Omit<SpooledLogout, 'context'>]-?: { read: (value: unknown) => SpooledLogout[K] | null; required?: true } } = {
+  createdDate: { read: field.date, required: true },
+  createdUser: { read: field.text },
+  userRegistryId: { read: field.id },
+  tenantRegistryId: { read: field.id },
+  reasonId: { read: (value) => field.id(value) as LogoutReasonId | null, required: true },
+  outcomeId: { read: (value) => field.id(value) as LogoutOutcomeId | null, required: true },
+  sessionStartDate: { read: field.date },
+  cutByUser: { read: field.text },
+  message: { read: field.text },
+};
+const CONTEXT_LINE: { [K in keyof RequestContext]-?: (value: unknown) => RequestContext[K] } = {
+  remoteIp: field.text,
+  localIp: field.text,
+  userAgent: field.text,
+};
+
+/**
+ * What the spool keeps of a row: the fields of LOGOUT_LINE, nothing about its place in the queue,
+ * its texts bounded and stripped as the table will hold them (the spool is a store too: a hostile
+ * user agent never reaches the disk whole).
+ */
+function spooled(row: KeptLogout): SpooledLogout {
+  const line: Record<string, unknown> = {};
+  for (const key of Object.keys(LOGOUT_LINE) as (keyof typeof LOGOUT_LINE)[]) line[key] = row[key] ?? null;
+  line.context = row.context && boundLogoutTexts(pick(row.context));
+  return boundLogoutTexts(line) as unknown as SpooledLogout;
 }
 
-/** One spooled line back into a row, or null when it is not one (a torn or foreign line). */
+/** One spooled line back into a row (its texts bounded again), or null when it is not one (a torn or foreign line). */
 function parseSpooledLogout(raw: Record<string, unknown>): SpooledLogout | null {
-  const createdDate = field.date(raw.createdDate);
-  const reasonId = field.id(raw.reasonId);
-  const outcomeId = field.id(raw.outcomeId);
-  if (!createdDate || reasonId === null || outcomeId === null) return null;
+  const row: Record<string, unknown> = {};
+  for (const [key, { read, required }] of Object.entries(LOGOUT_LINE) as [string, { read: (value: unknown) => unknown; required?: true }][]) {
+    row[key] = read(raw[key]);
+    if (required && row[key] === null) return null;
+  }
   const context = typeof raw.context === 'object' && raw.context !== null ? (raw.context as Record<string, unknown>) : null;
-  return {
-    createdDate,
-    createdUser: field.text(raw.createdUser),
-    userRegistryId: field.id(raw.userRegistryId),
-    tenantRegistryId: field.id(raw.tenantRegistryId),
-    reasonId: reasonId as LogoutReasonId,
-    outcomeId: outcomeId as LogoutOutcomeId,
-    context: context && { remoteIp: field.text(context.remoteIp), localIp: field.text(context.localIp), userAgent: field.text(context.userAgent) },
-    sessionStartDate: field.date(raw.sessionStartDate),
-    cutByUser: field.text(raw.cutByUser),
-    message: field.text(raw.message),
-  };
+  row.context = context && boundLogoutTexts(pick(context));
+  return boundLogoutTexts(row) as unknown as SpooledLogout;
+}
+
+/** The fields of CONTEXT_LINE of `context`, each read as its reader says. */
+function pick(context: object): RequestContext {
+  const values = context as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(CONTEXT_LINE).map(([key, read]) => [key, read(values[key])])) as unknown as RequestContext;
 }
 
 function messageOf(error: unknown): string {
