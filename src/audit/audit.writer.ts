@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
-import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
+import { BacklogFlags, DurableBacklog } from '../common/durable-backlog';
+import { field, spoolPath } from '../common/json-lines-spool';
 import { RequestContext } from '../common/request-context';
-import { BOUNDS, boundText } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
 import { UserLoginRepository } from './user-login.repository';
-import { NewUserLogout, UserLogoutRepository } from './user-logout.repository';
+import { boundLogoutTexts, NewUserLogout, UserLogoutRepository } from './user-logout.repository';
 
 export interface UserLoginEntry {
   createdUser: string | null;
@@ -51,13 +51,13 @@ type SpooledLogout = UserLogoutEntry & { createdDate: Date };
  * did not confirm, a connection lost during COMMIT), so it is checked before being written again.
  * `onDisk` once the spool has it.
  */
-type KeptLogout = SpooledLogout & { replayed?: boolean; onDisk?: boolean };
+type KeptLogout = SpooledLogout & BacklogFlags;
 
 /**
  * Writes the permanent sign-in and sign-out trails through their repositories (which strip every text
  * of control characters and bound it, so a hostile user agent is stored as inert data), and keeps the
  * UserLogout rows that could not be written during an outage: in memory and in this node's spool on
- * disk (common/json-lines-spool.ts), so a node killed before the database answers again writes them when it
+ * disk (common/durable-backlog.ts), so a node killed before the database answers again writes them when it
  * starts. Callers await these before answering: the row exists (or is on disk) before the caller
  * learns the outcome.
  */
@@ -65,10 +65,9 @@ type KeptLogout = SpooledLogout & { replayed?: boolean; onDisk?: boolean };
 export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Audit');
   /** Rows that could not be written when they happened, oldest first, each with its CreatedDate. */
-  private readonly kept: KeptLogout[] = [];
+  private readonly kept: DurableBacklog<KeptLogout, SpooledLogout>;
   private droppedCount = 0;
   private writing: Promise<number> | null = null;
-  private readonly spool: JsonLinesSpool<SpooledLogout>;
 
   constructor(
     private readonly logins: UserLoginRepository,
@@ -77,7 +76,22 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
     private readonly clock: Clock,
     @Inject(SETTINGS) settings: AppSettings,
   ) {
-    this.spool = new JsonLinesSpool(spoolPath(settings.dataDirectory, settings.instance, 'UserLogout'), parseSpooledLogout);
+    this.kept = new DurableBacklog<KeptLogout, SpooledLogout>({
+      path: spoolPath(settings.dataDirectory, settings.instance, 'UserLogout'),
+      what: 'UserLogout rows',
+      capacity: AUDIT_RETRY_CAPACITY,
+      // The trail keeps the rows it already holds; the refused row is counted.
+      whenFull: 'give-up-newest',
+      onGivenUp: () => {
+        this.droppedCount++;
+        this.logger.error(`the queue of UserLogout rows waiting for the database is full (${AUDIT_RETRY_CAPACITY}): a row was dropped`);
+      },
+      // A logout is on disk before it is answered.
+      spoolWhen: 'each-as-kept',
+      rewriteKeeps: 'every-kept-row',
+      toLine: spooled,
+      parse: parseSpooledLogout,
+    });
   }
 
   /**
@@ -86,15 +100,12 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
    * since that run may have written it and been killed before its spool said so.
    */
   async onApplicationBootstrap(): Promise<void> {
-    const rows = await this.spool.replay('UserLogout rows');
-    if (rows.length === 0) return;
-    this.kept.unshift(...rows.map((row) => ({ ...row, replayed: true, onDisk: true })));
-    void this.writeKept();
+    if (await this.kept.replay()) void this.writeKept();
   }
 
   /** After the last tries of the shutdown hooks (which may still spool what they cannot write). */
   async onApplicationShutdown(): Promise<void> {
-    await this.spool.close();
+    await this.kept.close();
   }
 
   /** Rows waiting to be written, and how many were dropped because the queue was full. */
@@ -142,12 +153,12 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
       let settled = 0;
       try {
         while (this.kept.length > 0) {
-          const batch = this.kept.slice(0, RETRY_BATCH);
+          const batch = this.kept.oldest(RETRY_BATCH);
           try {
             await this.logoutKept(batch);
             written += batch.length;
             settled += batch.length;
-            this.kept.splice(0, batch.length);
+            this.kept.settle(batch.length);
             continue;
           } catch (error) {
             if (isDatabaseUnavailable(error)) {
@@ -158,7 +169,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             }
           }
           // The batch was refused for what it holds, not for an outage: row by row, setting aside the bad.
-          const next = this.kept[0];
+          const next = this.kept.oldest(1)[0];
           try {
             await this.logoutKept([next]);
             written++;
@@ -171,11 +182,11 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             this.logger.error(`a kept UserLogout row (user ${next.userRegistryId ?? 'none'}, ${next.createdDate.toISOString()}) cannot be written and is dropped: ${messageOf(error)}`);
           }
           settled++;
-          this.kept.shift();
+          this.kept.settle(1);
         }
       } finally {
         // The spool holds what still waits (a crash before this line writes a replay, checked against the table).
-        if (settled > 0) await this.spool.rewrite(() => this.kept.map(spooled));
+        if (settled > 0) await this.kept.rewrite();
         this.writing = null;
       }
       if (written > 0) this.logger.warn(`wrote ${written} UserLogout rows kept during a database outage; ${this.kept.length} still waiting`);
@@ -186,22 +197,18 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
 
   /** Says what could not be written (shutdown during an outage): kept on disk for the next start, or lost. */
   reportUnwritten(): void {
-    const lost = this.kept.filter((row) => !row.onDisk).length;
+    const lost = this.kept.length - this.kept.onDisk;
     if (this.kept.length > lost) {
-      this.logger.warn(`${this.kept.length - lost} UserLogout rows could not be written before shutdown; they are kept in ${this.spool.path} and written when this node starts again`);
+      this.logger.warn(`${this.kept.length - lost} UserLogout rows could not be written before shutdown; they are kept in ${this.kept.path} and written when this node starts again`);
     }
     if (lost > 0) this.logger.error(`${lost} UserLogout rows could not be written before shutdown nor kept on disk, and are lost`);
   }
 
   private async keep(entry: KeptLogout): Promise<void> {
-    if (this.kept.length >= AUDIT_RETRY_CAPACITY) {
-      this.droppedCount++;
-      this.logger.error(`the queue of UserLogout rows waiting for the database is full (${AUDIT_RETRY_CAPACITY}): a row was dropped`);
-      return;
-    }
-    this.kept.push(entry);
+    const { kept, onDisk } = this.kept.keep(entry);
+    if (!kept) return;
     this.logger.warn('UserLogout rows cannot be written now: kept to write when the database answers again');
-    entry.onDisk = await this.spool.append([spooled(entry)]);
+    await onDisk;
   }
 
   /** Writes a UserLogin row; inside `tx` when the sign-in writes it in its own transaction. */
@@ -267,43 +274,56 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
 }
 
 /**
- * What the spool keeps of a row: the row itself, nothing about its place in the queue, its texts
- * bounded and stripped as the table will hold them (the spool is a store too: a hostile user agent
- * never reaches the disk whole).
+ * How each field of a spooled UserLogout line reads back (a value of the wrong type reads as null):
+ * typed over the row, so a new UserLogoutEntry field does not compile until it is listed here, and
+ * the line, its bounding and its parser follow from this list. `required` fields make a line without
+ * them no row (a torn or foreign line).
  */
-function spooled({ replayed: _replayed, onDisk: _onDisk, ...row }: KeptLogout): SpooledLogout {
-  return {
-    ...row,
-    createdUser: boundText(row.createdUser, BOUNDS.name),
-    cutByUser: boundText(row.cutByUser, BOUNDS.name),
-    message: boundText(row.message, BOUNDS.message),
-    context: row.context && {
-      remoteIp: boundText(row.context.remoteIp, BOUNDS.ip),
-      localIp: boundText(row.context.localIp, BOUNDS.ip),
-      userAgent: boundText(row.context.userAgent, BOUNDS.userAgent),
-    },
-  };
+const LOGOUT_LINE: { [K in keyof Omit<SpooledLogout, 'context'>]-?: { read: (value: unknown) => SpooledLogout[K] | null; required?: true } } = {
+  createdDate: { read: field.date, required: true },
+  createdUser: { read: field.text },
+  userRegistryId: { read: field.id },
+  tenantRegistryId: { read: field.id },
+  reasonId: { read: (value) => field.id(value) as LogoutReasonId | null, required: true },
+  outcomeId: { read: (value) => field.id(value) as LogoutOutcomeId | null, required: true },
+  sessionStartDate: { read: field.date },
+  cutByUser: { read: field.text },
+  message: { read: field.text },
+};
+const CONTEXT_LINE: { [K in keyof RequestContext]-?: (value: unknown) => RequestContext[K] } = {
+  remoteIp: field.text,
+  localIp: field.text,
+  userAgent: field.text,
+};
+
+/**
+ * What the spool keeps of a row: the fields of LOGOUT_LINE, nothing about its place in the queue,
+ * its texts bounded and stripped as the table will hold them (the spool is a store too: a hostile
+ * user agent never reaches the disk whole).
+ */
+function spooled(row: KeptLogout): SpooledLogout {
+  const line: Record<string, unknown> = {};
+  for (const key of Object.keys(LOGOUT_LINE) as (keyof typeof LOGOUT_LINE)[]) line[key] = row[key] ?? null;
+  line.context = row.context && boundLogoutTexts(pick(row.context));
+  return boundLogoutTexts(line) as unknown as SpooledLogout;
 }
 
-/** One spooled line back into a row, or null when it is not one (a torn or foreign line). */
+/** One spooled line back into a row (its texts bounded again), or null when it is not one (a torn or foreign line). */
 function parseSpooledLogout(raw: Record<string, unknown>): SpooledLogout | null {
-  const createdDate = field.date(raw.createdDate);
-  const reasonId = field.id(raw.reasonId);
-  const outcomeId = field.id(raw.outcomeId);
-  if (!createdDate || reasonId === null || outcomeId === null) return null;
+  const row: Record<string, unknown> = {};
+  for (const [key, { read, required }] of Object.entries(LOGOUT_LINE) as [string, { read: (value: unknown) => unknown; required?: true }][]) {
+    row[key] = read(raw[key]);
+    if (required && row[key] === null) return null;
+  }
   const context = typeof raw.context === 'object' && raw.context !== null ? (raw.context as Record<string, unknown>) : null;
-  return {
-    createdDate,
-    createdUser: field.text(raw.createdUser),
-    userRegistryId: field.id(raw.userRegistryId),
-    tenantRegistryId: field.id(raw.tenantRegistryId),
-    reasonId: reasonId as LogoutReasonId,
-    outcomeId: outcomeId as LogoutOutcomeId,
-    context: context && { remoteIp: field.text(context.remoteIp), localIp: field.text(context.localIp), userAgent: field.text(context.userAgent) },
-    sessionStartDate: field.date(raw.sessionStartDate),
-    cutByUser: field.text(raw.cutByUser),
-    message: field.text(raw.message),
-  };
+  row.context = context && boundLogoutTexts(pick(context));
+  return boundLogoutTexts(row) as unknown as SpooledLogout;
+}
+
+/** The fields of CONTEXT_LINE of `context`, each read as its reader says. */
+function pick(context: object): RequestContext {
+  const values = context as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(CONTEXT_LINE).map(([key, read]) => [key, read(values[key])])) as unknown as RequestContext;
 }
 
 function messageOf(error: unknown): string {

@@ -11,6 +11,23 @@ import { UserLogout } from './user-logout.entity';
  */
 export type NewUserLogout = Omit<UserLogout, 'id' | 'searchText'>;
 
+/** The bound of every caller text of a UserLogout row: the table's, the spool's (audit.writer.ts). */
+export const USER_LOGOUT_TEXT_BOUNDS = {
+  createdUser: BOUNDS.name,
+  remoteIp: BOUNDS.ip,
+  localIp: BOUNDS.ip,
+  userAgent: BOUNDS.userAgent,
+  cutByUser: BOUNDS.name,
+  message: BOUNDS.message,
+} as const satisfies Partial<Record<keyof NewUserLogout, number>>;
+
+/** `row` with each of its texts listed in USER_LOGOUT_TEXT_BOUNDS stripped and bounded. */
+export function boundLogoutTexts<R extends Partial<Record<keyof typeof USER_LOGOUT_TEXT_BOUNDS, string | null>>>(row: R): R {
+  const bounded: Record<string, unknown> = { ...row };
+  for (const [key, max] of Object.entries(USER_LOGOUT_TEXT_BOUNDS)) if (key in row) bounded[key] = boundText(bounded[key], max);
+  return bounded as R;
+}
+
 /**
  * Every statement that writes UserLogout. The trail is never updated or deleted by the service; it is
  * read through the read engine (audit.tables.ts describes it for reads/). Every caller text is
@@ -30,15 +47,7 @@ export class UserLogoutRepository {
       .createQueryBuilder()
       .insert()
       .values(
-        rows.map((row) => ({
-          ...row,
-          createdUser: boundText(row.createdUser, BOUNDS.name),
-          remoteIp: boundText(row.remoteIp, BOUNDS.ip),
-          localIp: boundText(row.localIp, BOUNDS.ip),
-          userAgent: boundText(row.userAgent, BOUNDS.userAgent),
-          cutByUser: boundText(row.cutByUser, BOUNDS.name),
-          message: boundText(row.message, BOUNDS.message),
-        })),
+        rows.map(boundLogoutTexts),
       )
       // Nothing to read back: no RETURNING of the generated Id and defaults.
       .updateEntity(false)

@@ -4,7 +4,6 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { Transactions } from '../database/transactions';
 import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
-import { CaptureQueueId } from '../telemetry/telemetry.types';
 import { CaptureQueues } from './capture-queues.service';
 import { CaptureRows, TablePart } from './capture-rows';
 import { HealthBacklog, HealthRow } from './health-backlog';
@@ -101,18 +100,13 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShut
     return next;
   }
 
-  /** This minute's and earlier minutes' health rows not yet written (oldest first). */
-  get unwrittenHealth(): number {
-    return this.healthBacklog.length;
-  }
-
   private async flushOnce(): Promise<FlushReport> {
     const q = this.queues;
     const createdDate = this.clock.now();
     // The snapshot now owns the drops it reports: they are counted in this minute's row only, whenever
     // that row gets written.
     const health: HealthRow[] = q.health().map((h) => ({ queueId: h.queueId, queueDepth: h.depth, droppedCount: h.dropped }));
-    for (const row of health) this.queueOf(row.queueId).acknowledgeDropped(row.droppedCount);
+    for (const row of health) this.queues.byId.get(row.queueId)?.acknowledgeDropped(row.droppedCount);
     this.healthBacklog.keep({ createdDate, rows: health });
     const parts = this.rows.drain({ createdDate, instance: this.settings.instance });
     const written: Record<string, number> = {};
@@ -153,23 +147,5 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShut
     // Constant text: a long outage is one line and then one count per logging window, not a line a minute.
     this.logger.error(`capture flush failed, the database cannot be reached: entries kept in their queues, health rows kept with their minute: ${messageOf(error)}`);
     return { ok: false, createdDate, written: {}, setAside: {}, health };
-  }
-
-  private queueOf(queueId: number): { acknowledgeDropped(count: number): void } {
-    const q = this.queues;
-    switch (queueId) {
-      case CaptureQueueId.ModelInvokeWarning:
-        return q.modelInvokeWarnings;
-      case CaptureQueueId.CaseCreationWarning:
-        return q.caseCreationWarnings;
-      case CaptureQueueId.ArchiverWarning:
-        return q.archiverWarnings;
-      case CaptureQueueId.RedisSentinelEvent:
-        return q.redisSentinelEvents;
-      case CaptureQueueId.RedisConnectionEvent:
-        return q.redisConnectionEvents;
-      default:
-        return q.metrics;
-    }
   }
 }

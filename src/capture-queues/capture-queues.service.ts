@@ -46,6 +46,13 @@ export interface RedisEventEntry {
   message: string | null;
 }
 
+/** What a flush reads and acknowledges of every queue, whatever it holds. */
+export interface QueueHealth {
+  readonly depth: number;
+  readonly dropped: number;
+  acknowledgeDropped(count: number): void;
+}
+
 /**
  * The six bounded capture queues of service.md 6 and the stage counters, held in memory between
  * flushes. Producers (telemetry/) only ever push here; writing is the flusher's job, once a minute.
@@ -65,15 +72,18 @@ export class CaptureQueues {
   readonly archiverCounters = new StageCounters<{ modelGuid: string; modelName: string | null; stageId: ArchiverStage }>();
   readonly caseCreationCounters = new StageCounters<{ stageId: CaseCreationStage }>();
 
+  /** Every queue by its QueueId: the one place a QueueId meets its queue. */
+  readonly byId: ReadonlyMap<CaptureQueueId, QueueHealth> = new Map<CaptureQueueId, QueueHealth>([
+    [CaptureQueueId.ModelInvokeWarning, this.modelInvokeWarnings],
+    [CaptureQueueId.CaseCreationWarning, this.caseCreationWarnings],
+    [CaptureQueueId.ArchiverWarning, this.archiverWarnings],
+    [CaptureQueueId.RedisSentinelEvent, this.redisSentinelEvents],
+    [CaptureQueueId.RedisConnectionEvent, this.redisConnectionEvents],
+    [CaptureQueueId.OpenTelemetryMetric, this.metrics],
+  ]);
+
   /** Depth and pending drop count of every queue, by QueueId. */
   health(): { queueId: CaptureQueueId; depth: number; dropped: number }[] {
-    return [
-      { queueId: CaptureQueueId.ModelInvokeWarning, depth: this.modelInvokeWarnings.depth, dropped: this.modelInvokeWarnings.dropped },
-      { queueId: CaptureQueueId.CaseCreationWarning, depth: this.caseCreationWarnings.depth, dropped: this.caseCreationWarnings.dropped },
-      { queueId: CaptureQueueId.ArchiverWarning, depth: this.archiverWarnings.depth, dropped: this.archiverWarnings.dropped },
-      { queueId: CaptureQueueId.RedisSentinelEvent, depth: this.redisSentinelEvents.depth, dropped: this.redisSentinelEvents.dropped },
-      { queueId: CaptureQueueId.RedisConnectionEvent, depth: this.redisConnectionEvents.depth, dropped: this.redisConnectionEvents.dropped },
-      { queueId: CaptureQueueId.OpenTelemetryMetric, depth: this.metrics.depth, dropped: this.metrics.dropped },
-    ];
+    return [...this.byId].map(([queueId, queue]) => ({ queueId, depth: queue.depth, dropped: queue.dropped }));
   }
 }

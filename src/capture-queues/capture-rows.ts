@@ -7,7 +7,7 @@ import {
   CaseCreationStagePerformanceCounterRepository,
 } from '../telemetry/stage-performance-counter.repositories';
 import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from '../telemetry/warning.repositories';
-import { CaptureQueueId } from '../telemetry/telemetry.types';
+import { CaptureQueueId } from './capture-queue-id';
 import { CaptureQueues } from './capture-queues.service';
 
 /** The entries of one table drained by a flush, and how to write or put back any of them. */

@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { field, JsonLinesSpool, spoolPath } from '../common/json-lines-spool';
+import { BacklogFlags, DurableBacklog } from '../common/durable-backlog';
+import { field, spoolPath } from '../common/json-lines-spool';
 import type { CaptureQueueHealthRepository } from './capture-queue-health.repository';
 
 export interface HealthRow {
@@ -10,13 +11,9 @@ export interface HealthRow {
 }
 
 /** One minute's CaptureQueueHealth rows, kept until they are written with their own CreatedDate. */
-export interface HealthSnapshot {
+export interface HealthSnapshot extends BacklogFlags {
   createdDate: Date;
   rows: HealthRow[];
-  /** Kept by an earlier run of this node (which may have written it before it died). */
-  replayed?: boolean;
-  /** In the spool on disk. */
-  onDisk?: boolean;
 }
 
 /** Health snapshots kept through an outage (a week of minutes); beyond, the oldest are given up. */
@@ -26,67 +23,35 @@ export const HEALTH_BACKLOG = 10_080;
  * The minutes of CaptureQueueHealth rows not written yet (oldest first), kept in memory and, once an
  * outage holds them back, in a spool on disk too: they outlive a node killed meanwhile. Each minute
  * is written with its own CreatedDate; a minute replayed from an earlier run is written only if that
- * run had not written it already.
+ * run had not written it already. The bookkeeping is DurableBacklog's (common/durable-backlog.ts).
  */
-export class HealthBacklog {
-  private readonly minutes: HealthSnapshot[] = [];
-  private readonly spool: JsonLinesSpool<HealthSnapshot>;
-
+export class HealthBacklog extends DurableBacklog<HealthSnapshot> {
   constructor(
     private readonly healthRows: CaptureQueueHealthRepository,
     private readonly instance: string,
     dataDirectory: string,
-    private readonly logger: Logger,
+    logger: Logger,
   ) {
-    this.spool = new JsonLinesSpool(spoolPath(dataDirectory, instance, 'CaptureQueueHealth'), parseHealthSnapshot);
-  }
-
-  /** How many minutes wait to be written. */
-  get length(): number {
-    return this.minutes.length;
-  }
-
-  /** Puts the minutes an earlier run of this node kept on disk first; false when there were none. */
-  async replay(): Promise<boolean> {
-    const minutes = await this.spool.replay('CaptureQueueHealth minutes');
-    if (minutes.length === 0) return false;
-    this.minutes.unshift(...minutes.map((snapshot) => ({ ...snapshot, replayed: true, onDisk: true })));
-    return true;
-  }
-
-  close(): Promise<void> {
-    return this.spool.close();
-  }
-
-  keep(snapshot: HealthSnapshot): void {
-    this.minutes.push(snapshot);
-    if (this.minutes.length > HEALTH_BACKLOG) {
-      const given = this.minutes.shift();
-      this.logger.error(`more than ${HEALTH_BACKLOG} minutes of CaptureQueueHealth rows wait for the database: the oldest minute is given up`);
-      if (given?.onDisk) void this.spool.rewrite(() => this.minutes.filter((s) => s.onDisk).map(spooledSnapshot));
-    }
-  }
-
-  /** The minutes not written yet go to disk too (appended, flushed), once each. */
-  async spoolUnwritten(): Promise<void> {
-    const fresh = this.minutes.filter((s) => !s.onDisk);
-    if (fresh.length === 0) return;
-    // Counted as on disk from the append on, so a rewrite meanwhile keeps them (JsonLinesSpool.rewrite).
-    for (const snapshot of fresh) snapshot.onDisk = true;
-    if (!(await this.spool.append(fresh.map(spooledSnapshot)))) for (const snapshot of fresh) snapshot.onDisk = false;
-  }
-
-  /** Every kept minute is written: the backlog and the spool are emptied. */
-  async written(): Promise<void> {
-    const spooled = this.minutes.some((s) => s.onDisk);
-    this.minutes.length = 0;
-    if (spooled) await this.spool.rewrite(() => []);
+    super({
+      path: spoolPath(dataDirectory, instance, 'CaptureQueueHealth'),
+      what: 'CaptureQueueHealth minutes',
+      capacity: HEALTH_BACKLOG,
+      // The timeline keeps its most recent minutes.
+      whenFull: 'give-up-oldest',
+      onGivenUp: () =>
+        logger.error(`more than ${HEALTH_BACKLOG} minutes of CaptureQueueHealth rows wait for the database: the oldest minute is given up`),
+      // A minute goes to disk once its write has failed (most minutes are written at once).
+      spoolWhen: 'when-asked',
+      rewriteKeeps: 'rows-on-disk',
+      toLine: spooledSnapshot,
+      parse: parseHealthSnapshot,
+    });
   }
 
   /** Every kept minute of health rows, each with its own CreatedDate; the number of rows. */
   async write(tx: EntityManager): Promise<number> {
     let rows = 0;
-    for (const snapshot of this.minutes) {
+    for (const snapshot of this.oldest()) {
       if (snapshot.replayed && (await this.healthRows.isWritten(tx, this.instance, snapshot.createdDate))) continue;
       rows += await this.healthRows.insertMany(
         tx,

@@ -34,7 +34,8 @@ export const SPOOL_DEADLINE_MS = 1_000;
  * each). A disk that refuses a write, or takes longer than SPOOL_DEADLINE_MS, costs durability, never
  * the caller: it is told false (the rows are then in memory only) and the failure is logged.
  */
-export class JsonLinesSpool<T> {
+/** `T` is a row as read back, `L` a row as written (by default the same). */
+export class JsonLinesSpool<T, L = T> {
   private readonly logger = new Logger('Spool');
   private handle: FileHandle | null = null;
   private queue: Promise<unknown> = Promise.resolve();
@@ -97,7 +98,7 @@ export class JsonLinesSpool<T> {
    * Appends rows and flushes them to disk; resolves whether the disk has them, within
    * SPOOL_DEADLINE_MS (false past it: the write goes on, the caller does not wait for it).
    */
-  append(rows: T[]): Promise<boolean> {
+  append(rows: L[]): Promise<boolean> {
     if (this.unusable) return Promise.resolve(false);
     if (rows.length === 0) return Promise.resolve(true);
     const onDisk = new Promise<boolean>((settle) => this.pending.push({ text: lines(rows), settle }));
@@ -114,7 +115,7 @@ export class JsonLinesSpool<T> {
    * Rows appended but not yet written when it runs are taken as covered by `rows()`: a caller keeps
    * every row it still wants in `rows()` from the moment it appends it.
    */
-  rewrite(rows: () => T[]): Promise<boolean> {
+  rewrite(rows: () => L[]): Promise<boolean> {
     return this.run(async () => {
       await this.handle?.close();
       this.handle = null;

@@ -14,10 +14,6 @@ export enum CaseCreationStage {
   HttpEndpoint = 4,
 }
 
-// Re-exported only for capture-queues/capture-flusher.service.ts until its split (issue 23) imports
-// the queues from their one definition; everything else imports capture-queues/capture-queue-id.
-export { CaptureQueueId } from '../capture-queues/capture-queue-id';
-
 export const ARCHIVER_STAGE_NAMES: Record<number, string> = {
   1: 'BuildArchiveJson',
   2: 'CaseCreationDispatch',
