@@ -2,9 +2,11 @@ import { PartitionMaintenance } from '../src/retention/partition-maintenance.ser
 import { AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
-import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
+import { insertUser, signInAdministrator } from './helpers/users';
 
 const ROWS = 1_000_000;
+const WORKERS = 3;
+const PASSWORD = 'Dr1ll-Password-Strong!';
 const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
 
 /**
@@ -22,6 +24,9 @@ describe('sign-in, logout and reads keep answering while a 1M-row partition is d
     t = await startTestApp({ env: { AuditRetention: 'd/365' } });
     t.clock.set(start);
     await signInAdministrator(t);
+    // One user per worker: a logout ends every session of its user (service.md 3.2), so workers sharing
+    // one user would revoke each other's fresh tokens, a race of the drill and not of the drop.
+    for (let w = 0; w < WORKERS; w++) await insertUser(t, { name: `drill-${w}`, password: PASSWORD, landlord: true, permissions: [35] });
     // The old month's partition, made by the job from one row dated then; then 1M rows written into it
     // in one statement, as the superuser with triggers off (a fixture: these rows are not sealed, and
     // the sealer need not work through a million of them before the drill).
@@ -51,10 +56,10 @@ describe('sign-in, logout and reads keep answering while a 1M-row partition is d
 
     const statuses: Record<string, number[]> = { signIn: [], logout: [], grid: [], ready: [] };
     let dropping = true;
-    const worker = async () => {
+    const worker = async (w: number) => {
       for (let i = 0; dropping || i < 3; i++) {
         const browser = new Browser(t.url);
-        const signIn = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
+        const signIn = await browser.post('/api/Authentication/ByUserNamePassword', { userName: `drill-${w}`, password: PASSWORD });
         statuses.signIn.push(signIn.status);
         const grid = await browser.get('/api/UserLogin?take=50', { authorization: `Bearer ${signIn.json?.token}` });
         statuses.grid.push(grid.status);
@@ -62,7 +67,7 @@ describe('sign-in, logout and reads keep answering while a 1M-row partition is d
         statuses.logout.push((await browser.post('/api/Authentication/Logout')).status);
       }
     };
-    const workers = [worker(), worker(), worker()];
+    const workers = Array.from({ length: WORKERS }, (_, w) => worker(w));
     const report = await t.app.get(PartitionMaintenance).applyRetention();
     dropping = false;
     await Promise.all(workers);
