@@ -11,6 +11,7 @@ import { AuditLeafRepository } from './audit-leaf.repository';
 import { AuditPendingRepository } from './audit-pending.repository';
 import { AuditSigner } from './audit-signer';
 import { AuditTreeRepository, NewTreeNode } from './audit-tree.repository';
+import { messageOf, PgErrorCode, pgErrorCode } from '../common/errors';
 
 /** Key of the transaction advisory lock held by the one node sealing at a time. */
 export const AUDIT_SEAL_LOCK_KEY = 7_206_310_519;
@@ -23,10 +24,6 @@ export const AUDIT_SEAL_BATCH = 20_000;
 const MIN_SEAL_BATCH = 250;
 /** Rows hashed between two turns of the event loop. */
 const YIELD_EVERY = 1000;
-/** SQLSTATE of a unique violation. */
-const UNIQUE_VIOLATION = '23505';
-/** SQLSTATE of a statement cancelled by statement_timeout. */
-const QUERY_CANCELED = '57014';
 /** Batches sealed one after the other in one run before the next interval. */
 const MAX_BATCHES_PER_RUN = 50;
 
@@ -121,11 +118,11 @@ export class AuditSealer implements OnApplicationBootstrap {
       } catch (error) {
         // A pending entry of a row that already has a leaf (rare): the unique (TableName, RowId)
         // refused the batch, which rolled back whole; again, this time skipping such entries.
-        if (codeOf(error) !== UNIQUE_VIOLATION) throw error;
+        if (pgErrorCode(error) !== PgErrorCode.UniqueViolation) throw error;
         outcome = await this.sealBatchOf(limit, true);
       }
     } catch (error) {
-      if (codeOf(error) === QUERY_CANCELED && limit > MIN_SEAL_BATCH) {
+      if (pgErrorCode(error) === PgErrorCode.QueryCanceled && limit > MIN_SEAL_BATCH) {
         this.batchSize = Math.max(MIN_SEAL_BATCH, Math.floor(limit / 2));
         this.logger.warn(`sealing ${limit} audit rows at once took longer than the statement timeout: ${this.batchSize} at a time now`);
       }
@@ -226,12 +223,3 @@ export class AuditSealer implements OnApplicationBootstrap {
 }
 
 /** The SQLSTATE of a database error (TypeORM wraps the driver's). */
-function codeOf(error: unknown): string | undefined {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
-  const code = e?.code ?? e?.driverError?.code;
-  return typeof code === 'string' ? code : undefined;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}

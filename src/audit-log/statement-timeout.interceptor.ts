@@ -1,9 +1,8 @@
 import { CallHandler, ExecutionContext, Injectable, NestInterceptor } from '@nestjs/common';
 import { catchError, Observable, throwError } from 'rxjs';
+import { PgErrorCode, pgErrorCode } from '../common/errors';
 import { ProblemError, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../common/problem';
 
-/** SQLSTATE of a statement the server cancelled at its statement_timeout (database/deadlines.ts). */
-const QUERY_CANCELED = '57014';
 
 /**
  * A read of the log whose statement ran into the server's deadline (a locked or overloaded table)
@@ -15,8 +14,7 @@ export class StatementTimeoutInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       catchError((error: unknown) => {
-        const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
-        if ((e?.code ?? e?.driverError?.code) !== QUERY_CANCELED) return throwError(() => error);
+        if (pgErrorCode(error) !== PgErrorCode.QueryCanceled) return throwError(() => error);
         return throwError(
           () =>
             new ProblemError(503, 'Service Unavailable', 'The database did not answer in time; try again shortly.', {

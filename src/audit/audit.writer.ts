@@ -10,6 +10,7 @@ import { UserRegistryRepository } from '../users/user-registry.repository';
 import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
 import { UserLoginRepository } from './user-login.repository';
 import { boundLogoutTexts, NewUserLogout, UserLogoutRepository } from './user-logout.repository';
+import { messageOf } from '../common/errors';
 
 export interface UserLoginEntry {
   createdUser: string | null;
@@ -324,8 +325,4 @@ function parseSpooledLogout(raw: Record<string, unknown>): SpooledLogout | null 
 function pick(context: object): RequestContext {
   const values = context as Record<string, unknown>;
   return Object.fromEntries(Object.entries(CONTEXT_LINE).map(([key, read]) => [key, read(values[key])])) as unknown as RequestContext;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -5,6 +5,7 @@ import { withinDeadline } from '../common/deadline';
 import { describeRedisTarget, parseRedisConnectionString, RedisTarget } from '../config/redis-connection-string';
 import { Bus, BusConnectionEvent, BusHandler } from './bus';
 import { SentinelWatch } from './sentinel-watch';
+import { messageOf } from '../common/errors';
 
 /**
  * ioredis keeps its place in the Sentinel list from one connection to the next, and only its
@@ -351,7 +352,7 @@ export class RedisBus extends Bus {
    * publisher) or the subscriptions are renewed (the subscriber) instead of waiting on a dead socket.
    */
   private suspect(client: Redis, role: string, error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (!/timed out|no answer/i.test(message) || this.closed || this.unresponsive.has(client)) return;
     this.unresponsive.add(client);
     this.logger.warn(`redis ${role}: ${message}; reconnecting`);

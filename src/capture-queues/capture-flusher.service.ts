@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { messageOf } from '../common/errors';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
@@ -7,7 +8,7 @@ import { CaptureQueueHealthRepository } from './capture-queue-health.repository'
 import { CaptureQueues } from './capture-queues.service';
 import { CaptureRows, TablePart } from './capture-rows';
 import { HealthBacklog, HealthRow } from './health-backlog';
-import { messageOf, WriteLadder } from './write-ladder';
+import { WriteLadder } from './write-ladder';
 
 /** What one flush did. */
 export interface FlushReport {

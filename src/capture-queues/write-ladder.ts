@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import { messageOf } from '../common/errors';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import type { Transactions } from '../database/transactions';
 import type { TablePart } from './capture-rows';
@@ -16,8 +17,6 @@ function entryAtFault(error: unknown): boolean {
   }
   return !isDatabaseUnavailable(error);
 }
-
-export const messageOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /** How the ladder ended: `outage` when the database could no longer be reached (those parts were not written). */
 export interface LadderResult {

@@ -1,4 +1,5 @@
 import { ConsoleLogger, LogLevel } from '@nestjs/common';
+import { messageOf } from './errors';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -109,7 +110,7 @@ export class AppLogger extends ConsoleLogger {
       level === 'error'
         ? this.getContextAndStackAndMessagesToPrint([message, ...optionalParams])
         : this.getContextAndMessagesToPrint([message, ...optionalParams]);
-    const text = messages.map((m) => (typeof m === 'string' ? m : m instanceof Error ? m.message : String(m))).join(' ');
+    const text = messages.map((m) => (typeof m === 'string' ? m : messageOf(m))).join(' ');
     const key = `${level}\u0000${context}\u0000${text.slice(0, MAX_KEY)}`;
     const seen = this.repeats.get(key);
     if (seen) {

@@ -3,6 +3,7 @@ import { unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { withinDeadline } from './deadline';
 import { ensurePrivateDirectory, openPrivateFileForAppend, readPrivateFileAsync, writePrivateFileAsync } from './private-file';
+import { messageOf } from './errors';
 
 /**
  * Where a node keeps rows of `table` that wait for the database:
@@ -86,7 +87,7 @@ export class JsonLinesSpool<T, L = T> {
       loaded = await this.load();
     } catch (error) {
       // It must not stop the node; the file is left as it is for an operator (this run keeps rows in memory only).
-      this.logger.error(`cannot read the ${what} kept in ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.error(`cannot read the ${what} kept in ${this.path}: ${messageOf(error)}`);
       return [];
     }
     if (loaded.skipped > 0) this.logger.error(`${loaded.skipped} lines of ${this.path} are not ${what} and were skipped`);
@@ -179,7 +180,7 @@ export class JsonLinesSpool<T, L = T> {
     const done = this.queue.then(step).then(
       () => true,
       (error: unknown) => {
-        this.logger.error(`${failure} (${this.path}): ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(`${failure} (${this.path}): ${messageOf(error)}`);
         return false;
       },
     );

@@ -17,6 +17,7 @@ import {
 } from 'node:fs';
 import { open, rename, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { messageOf } from './errors';
 
 /**
  * Files and folders the service writes for its own user only (issue 25): generated secrets, the
@@ -48,10 +49,6 @@ const NOFOLLOW = constants.O_NOFOLLOW;
 
 /** The user the service runs as (null where the platform has none). */
 const ownUid = (): number | null => (typeof process.geteuid === 'function' ? process.geteuid() : null);
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Turns the errors of an open through a link into a line that says so; others go through. */
 function openFailed(path: string, error: unknown): never {
@@ -235,6 +232,6 @@ export async function writePrivateFileAsync(path: string, data: string): Promise
     await rename(next, path);
   } catch (error) {
     await unlink(next).catch(() => undefined);
-    throw new Error(`cannot put ${path} in place: ${describe(error)}`);
+    throw new Error(`cannot put ${path} in place: ${messageOf(error)}`);
   }
 }

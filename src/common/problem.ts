@@ -8,6 +8,7 @@ import {
   ValidationError,
 } from '@nestjs/common';
 import type { Response } from 'express';
+import { messageOf } from './errors';
 
 export interface FieldProblem {
   field: string;
@@ -155,7 +156,7 @@ export class ProblemFilter implements ExceptionFilter {
     const refused = this.unavailable(exception) || (exception instanceof ProblemError && exception.status === 503);
     const { problem, headers } = toProblem(exception, this.unavailable);
     if (refused) {
-      this.logger.warn(`answered 503, a dependency did not answer in time: ${exception instanceof Error ? exception.message : String(exception)}`);
+      this.logger.warn(`answered 503, a dependency did not answer in time: ${messageOf(exception)}`);
     } else if (problem.status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Client, ClientConfig, QueryResult } from 'pg';
+import { messageOf, PG_CONNECTION_EXCEPTION_CLASS, PgErrorCode } from '../common/errors';
 
 /**
  * Deadlines on every wait for PostgreSQL (issue 11, contract 13 "every wait has a deadline").
@@ -50,6 +51,8 @@ const CONNECTION_MESSAGES = [
   'Client was closed and is not queryable',
 ];
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** SQLSTATEs of a server going away or out of connection slots (besides class 08, connection exception). */
+const SERVER_GONE_CODES = new Set<string>([PgErrorCode.AdminShutdown, PgErrorCode.CrashShutdown, PgErrorCode.CannotConnectNow, PgErrorCode.TooManyConnections]);
 
 /** The errors `error` wraps (TypeORM's driverError, a cause), itself first; at most five deep. */
 function* chain(error: unknown): Generator<{ message: string; code: string } & Record<symbol, unknown>> {
@@ -73,7 +76,7 @@ export function isDatabaseUnreachable(error: unknown): boolean {
     if (e[UNAVAILABLE]) return true;
     if (NETWORK_CODES.has(e.code)) return true;
     // SQLSTATE class 08 (connection exception), 57P01-03 (shutdown, crash, cannot connect now), 53300 (too many connections).
-    if (/^08/.test(e.code) || /^57P0[123]$/.test(e.code) || e.code === '53300') return true;
+    if (e.code.startsWith(PG_CONNECTION_EXCEPTION_CLASS) || SERVER_GONE_CODES.has(e.code)) return true;
     if (!e.code && CONNECTION_MESSAGES.some((m) => e.message.startsWith(m))) return true;
   }
   return false;
@@ -90,7 +93,14 @@ export function isDatabaseUnreachable(error: unknown): boolean {
  * - 25P03 idle_in_transaction_session_timeout, 57P05 idle_session_timeout: the server ended a session;
  * - 40001 serialization_failure, 40P01 deadlock_detected: the server asks for the transaction again.
  */
-const DID_NOT_FINISH_CODES = new Set(['57014', '55P03', '25P03', '57P05', '40001', '40P01']);
+const DID_NOT_FINISH_CODES = new Set<string>([
+  PgErrorCode.QueryCanceled,
+  PgErrorCode.LockNotAvailable,
+  PgErrorCode.IdleInTransactionSessionTimeout,
+  PgErrorCode.IdleSessionTimeout,
+  PgErrorCode.SerializationFailure,
+  PgErrorCode.DeadlockDetected,
+]);
 
 /** True when the server answered that the statement did not finish in time (see DID_NOT_FINISH_CODES). */
 export function isDatabaseTimeout(error: unknown): boolean {
@@ -302,8 +312,4 @@ export async function withoutDeadlines<T>(connection: unknown, run: (sql: string
     await run('RESET statement_timeout').catch(() => undefined);
     if (parameters) parameters.query_timeout = saved;
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Duplex } from 'node:stream';
 import type { PGlite } from '@electric-sql/pglite';
+import { messageOf } from '../common/errors';
 
 /**
  * Serves ONE PGlite backend to many node-postgres connections, in this process, without a port.
@@ -317,7 +318,7 @@ export class PgliteBridge {
       } catch (error) {
         // A malformed message, or the backend itself failed: this connection cannot go on, the others
         // may. Its clean-up (rolling back what it left open) still runs next, unless that is what failed.
-        this.logger.error(`embedded database connection ${session.id} failed: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(`embedded database connection ${session.id} failed: ${messageOf(error)}`);
         const cleanUpFailed = session.cleaned;
         session.closed = true;
         session.stream.destroy(error instanceof Error ? error : new Error(String(error)));

@@ -15,6 +15,7 @@ import { PipelineTelemetry } from '../telemetry/pipeline-telemetry.service';
 import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from '../telemetry/stage-performance-counter.entities';
 import { ArchiverStage, CaseCreationStage } from '../telemetry/telemetry.types';
 import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from '../telemetry/warning.entities';
+import { messageOf } from '../common/errors';
 
 /**
  * `npm run telemetry:demo [-- --minutes=3]`: runs the service against the configured database (the
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
     await app.listen(settings.port, settings.bindAddress ?? '127.0.0.1');
     logger.log(`pages at ${displayUrl(app, { bindAddress: settings.bindAddress ?? '127.0.0.1' })}/Administration/Performance/ArchiverWarning (sign in as the landlord administrator)`);
   } catch (error) {
-    logger.warn(`not serving pages (${error instanceof Error ? error.message : String(error)}); activity continues`);
+    logger.warn(`not serving pages (${messageOf(error)}); activity continues`);
   }
   const telemetry = app.get(PipelineTelemetry);
   const archiverWarnMs = settings.archiverWarnThresholdMilliseconds;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { DeadlineError, withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import { messageOf } from '../common/errors';
 
 /** The part of the `kerberos` module this acceptor uses (typed here: the module is optional). */
 interface KerberosServer {
@@ -161,10 +162,6 @@ export class NegotiateAcceptor {
     this.running--;
     this.waiting.shift()?.();
   }
-}
-
-function messageOf(error: unknown): string {
-  return String((error as { message?: unknown } | null)?.message ?? error);
 }
 
 /** `alice@EXAMPLE.COM` → `alice`: the realm (after the last unescaped @) is stripped. */

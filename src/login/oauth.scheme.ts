@@ -13,6 +13,7 @@ import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth
 import { SignInFlow } from './sign-in-flow.service';
 import { Identified, SignInFailure, SignInScheme } from './sign-in-scheme';
 import { SignInThrottle } from './sign-in-throttle.service';
+import { messageOf } from '../common/errors';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';
 export const OAUTH_BINDING_COOKIE = 'oauth-binding';
@@ -49,10 +50,6 @@ export interface OAuthCallbackInput {
 /** Where the browser goes after signing in (from the sealed state). */
 export interface OAuthEvidence {
   returnUrl: string;
-}
-
-function messageOf(error: unknown): string {
-  return String((error as { message?: unknown } | null)?.message ?? error);
 }
 
 /**

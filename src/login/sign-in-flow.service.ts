@@ -9,6 +9,7 @@ import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-acco
 import { SignInCompletion } from './sign-in-completion.service';
 import { SignInFailure, SignInResult, SignInScheme } from './sign-in-scheme';
 import { SignInThrottle } from './sign-in-throttle.service';
+import { messageOf } from '../common/errors';
 
 /**
  * The one sign-in sequence every scheme passes through (docs/decisions/0023-one-sign-in-flow.md):
@@ -190,8 +191,4 @@ export class SignInFlow {
       context: requestContext(req),
     });
   }
-}
-
-function messageOf(error: unknown): string {
-  return String((error as { message?: unknown } | null)?.message ?? error);
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { Principal } from '../auth/principal';
+import { messageOf, PgErrorCode, pgErrorCode } from '../common/errors';
 import { ProblemError } from '../common/problem';
 import { Clock } from '../common/clock';
 import { AnswerStream, ClientGone, negotiateEncoding } from './answer-stream';
@@ -46,7 +47,7 @@ export class GridReads {
       if (!answer.started && !answer.gone) throw error;
       answer.abort();
       if (!(error instanceof ClientGone) && !answer.gone) {
-        this.logger.error(`${table.table} read cut off: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(`${table.table} read cut off: ${messageOf(error)}`);
       }
     } finally {
       release();
@@ -66,7 +67,7 @@ export class GridReads {
     } catch (error) {
       // A series read from the rows (a sample, or a table without a rollup) over a long, dense window
       // may pass the statement deadline: a 503 to retry with less, never a 500.
-      if ((error as { code?: unknown } | null)?.code === '57014') {
+      if (pgErrorCode(error) === PgErrorCode.QueryCanceled) {
         throw new ProblemError(503, 'Service Unavailable', 'The series took longer than the database deadline; narrow the window or leave out samplePercentage.', {
           headers: { 'Retry-After': '5' },
         });

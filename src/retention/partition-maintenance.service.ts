@@ -11,6 +11,7 @@ import {
   retentionCutoff,
 } from './partition-plan';
 import { PartitionRepository, PartitionSession } from './partition.repository';
+import { messageOf } from '../common/errors';
 
 /**
  * Writes the sealed record of an audit partition's drop (contract 16) and answers once it is sealed;
@@ -142,8 +143,4 @@ export class PartitionMaintenance {
       report.dropped.push(partition.name);
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -4,6 +4,7 @@ import { DataSource, QueryRunner } from 'typeorm';
 import { withoutDeadlines } from '../database/deadlines';
 import { defaultPartitionName, ExistingPartition, ident, PARTITION_KEY, PartitionedTable, PlannedPartition, periodStart } from './partition-plan';
 import { columnsOf, createPartition, defaultHasRows, listPartitions, recomputeRollup, Sql } from './partition-sql';
+import { PgErrorCode, pgErrorCode } from '../common/errors';
 
 /** Key of the advisory lock that lets one node at a time change partitions. */
 const PARTITION_LOCK_KEY = 7_206_310_452;
@@ -16,9 +17,6 @@ export const LOCK_TIMEOUT_MS = 500;
 /** Tries of one short DDL transaction before this run leaves it to the next one. */
 const LOCK_ATTEMPTS = 40;
 const LOCK_PAUSE_MS = 250;
-
-/** PostgreSQL's lock_not_available: lock_timeout expired. */
-const LOCK_NOT_AVAILABLE = '55P03';
 
 /**
  * The statements of partition maintenance (contract 16): the catalog read, partition creation, moving
@@ -156,15 +154,9 @@ export class PartitionSession {
         return result;
       } catch (error) {
         await this.runner.rollbackTransaction();
-        if (codeOf(error) !== LOCK_NOT_AVAILABLE || attempt >= LOCK_ATTEMPTS) throw error;
+        if (pgErrorCode(error) !== PgErrorCode.LockNotAvailable || attempt >= LOCK_ATTEMPTS) throw error;
         await new Promise((resolve) => setTimeout(resolve, LOCK_PAUSE_MS));
       }
     }
   }
-}
-
-function codeOf(error: unknown): string | undefined {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } };
-  const code = e?.code ?? e?.driverError?.code;
-  return typeof code === 'string' ? code : undefined;
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { PartitionMaintenance } from './partition-maintenance.service';
+import { messageOf } from '../common/errors';
 
 /** The scheduler registry's name of the daily partition and retention job. */
 export const PARTITION_RETENTION_JOB = 'partition-retention';
@@ -35,8 +36,4 @@ export class RetentionScheduler implements OnApplicationBootstrap {
       this.logger.error(`the partition and retention run failed, the next one will catch up: ${messageOf(error)}`);
     }
   }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

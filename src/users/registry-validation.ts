@@ -1,5 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { PgErrorCode, pgErrorCode } from '../common/errors';
 import { conflict } from '../common/problem';
 import { CONTROL_CHARACTER_RANGE } from '../common/text';
 
@@ -37,8 +38,7 @@ export function IsRegistryEmail(): PropertyDecorator {
 
 /** True for PostgreSQL's unique_violation, so a duplicate name answers 409 even under a race. */
 export function isUniqueViolation(error: unknown): boolean {
-  const driverError = (error as { driverError?: { code?: unknown }; code?: unknown } | null) ?? null;
-  return driverError?.code === '23505' || driverError?.driverError?.code === '23505';
+  return pgErrorCode(error) === PgErrorCode.UniqueViolation;
 }
 
 /** Runs `work`, turning a unique violation into a 409 problem with `detail`. */

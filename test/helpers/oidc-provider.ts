@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { messageOf } from '../../src/common/errors';
 import { Browser } from './http';
 
 /**
@@ -72,7 +73,7 @@ export async function startOidcProvider(): Promise<OidcProvider> {
     }
     if (match) {
       interaction(req, res, match[1], match[2]).catch((error: unknown) => {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end(String((error as Error)?.message ?? error));
+        res.writeHead(500, { 'content-type': 'text/plain' }).end(messageOf(error));
       });
       return;
     }
