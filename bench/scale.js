@@ -178,7 +178,7 @@ async function main() {
     const { loadSettings } = require(join(ROOT, 'dist/config/settings'));
     const { resolveSecrets } = require(join(ROOT, 'dist/config/secrets'));
     const { ReadEngine } = require(join(ROOT, 'dist/reads/read-engine.service'));
-    const { explainRead } = require(join(ROOT, 'dist/reads/read-explain'));
+    const { explainRead } = require('./lib/read-explain').readExplain(ROOT);
     const { parseReadQuery } = require(join(ROOT, 'dist/reads/read-query'));
     const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
     const { USER_LOGIN_TABLE } = require(join(ROOT, 'dist/audit/audit.tables'));

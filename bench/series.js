@@ -11,7 +11,7 @@
 // - Series over the default window grouped by stage, by model and without grouping, and over 24 hours
 //   grouped by stage;
 // - "naive": the same series statement computed from the rows (the rollup not used), in-process through
-//   the same engine (ReadEngine.seriesFromRows), with a statement deadline long enough to finish.
+//   the same engine's statement (bench/lib/read-explain.js seriesFromRows), with a statement deadline long enough to finish.
 // VACUUM ANALYZE of the table and its rollup first (the issue's condition). EXPLAIN (ANALYZE, BUFFERS)
 // of every statement is written to bench/plans-series-<rows>.txt.
 require('reflect-metadata');
@@ -53,7 +53,7 @@ async function main() {
     const { loadSettings } = require(join(ROOT, 'dist/config/settings'));
     const { resolveSecrets } = require(join(ROOT, 'dist/config/secrets'));
     const { ReadEngine } = require(join(ROOT, 'dist/reads/read-engine.service'));
-    const { explainRead, explainSeries } = require(join(ROOT, 'dist/reads/read-explain'));
+    const { explainRead, explainSeries, seriesFromRows } = require('./lib/read-explain').readExplain(ROOT);
     const { parseReadQuery, parseSeriesQuery } = require(join(ROOT, 'dist/reads/read-query'));
     const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
     app = await createApp(
@@ -118,15 +118,14 @@ async function main() {
       const times = { rollup: [], rows: [] };
       for (let round = 0; round < NAIVE_ROUNDS; round++) {
         for (const raw of round % 2 ? [true, false] : [false, true]) {
-          engine.seriesFromRows = raw;
+          const series = parseSeriesQuery(ARCHIVER_WARNING_TABLE, query(), Date.now());
           const start = performance.now();
-          await engine.series(ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, query(), Date.now()), landlord);
+          await (raw ? seriesFromRows(engine, ARCHIVER_WARNING_TABLE, series, landlord) : engine.series(ARCHIVER_WARNING_TABLE, series, landlord));
           times[raw ? 'rows' : 'rollup'].push(performance.now() - start);
         }
       }
       naive.push({ series: name, 'rollup (in-process)': ms(median(times.rollup)), 'rows, no rollup (naive)': ms(median(times.rows)), ratio: `${(median(times.rows) / median(times.rollup)).toFixed(1)}x` });
     }
-    engine.seriesFromRows = false;
 
     const plans = [];
     for (const [name, path, query] of targets) {
@@ -135,9 +134,7 @@ async function main() {
         : await explainRead(engine, ARCHIVER_WARNING_TABLE, parseReadQuery(ARCHIVER_WARNING_TABLE, query(), Date.now(), undefined), landlord);
       plans.push(`### ${name}\n${plan}\n`);
     }
-    engine.seriesFromRows = true;
-    plans.push(`### naive: Series, default window, by=stageId, from the rows\n${await explainSeries(engine, ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, { by: 'stageId' }, Date.now()), landlord)}\n`);
-    engine.seriesFromRows = false;
+    plans.push(`### naive: Series, default window, by=stageId, from the rows\n${await explainSeries(engine, ARCHIVER_WARNING_TABLE, parseSeriesQuery(ARCHIVER_WARNING_TABLE, { by: 'stageId' }, Date.now()), landlord, true)}\n`);
     const file = join(__dirname, `plans-series-${rows}.txt`);
     writeFileSync(file, `EXPLAIN (ANALYZE, BUFFERS), ${rows.toLocaleString()} ArchiverWarning rows, ${inHour.toLocaleString()} in the last hour, ${new Date().toISOString()}\n\n${plans.join('\n')}`);
 

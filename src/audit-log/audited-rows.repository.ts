@@ -102,14 +102,4 @@ export class AuditedRowsRepository {
     if (ids.length === 0) return [];
     return (await (tx ?? this.dataSource.manager).query(SELECTS[table], [ids])) as AuditRowText[];
   }
-
-  /** The canonical form of rows as PostgreSQL writes it (canonicalSql), by Id; for the test that holds it to canonicalRow. */
-  async canonicalInDatabase(table: AuditTableName, ids: string[]): Promise<{ id: string; canonical: Buffer; sealable: boolean }[]> {
-    if (ids.length === 0) return [];
-    return (await this.dataSource.query(
-      `SELECT t."Id"::text AS "id", convert_to(${canonicalSql(table, 't')}, 'UTF8') AS "canonical", ${sealableSql(table, 't', '$2')} AS "sealable"
-         FROM "${table}" t WHERE t."Id" = ANY($1::bigint[]) ORDER BY t."Id"`,
-      [ids, CANONICAL_TIMESTAMP_SOURCE],
-    )) as { id: string; canonical: Buffer; sealable: boolean }[];
-  }
 }

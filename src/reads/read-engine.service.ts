@@ -49,8 +49,6 @@ export class ReadEngine {
   readonly sessions: ReadSessions;
   private readonly codecs = new WeakMap<ReadTable, ColumnCodec[]>();
 
-  /** Benchmarks only: series computed from the rows even where a rollup could serve them (the naive way). */
-  seriesFromRows = false;
   /** Planner settings per read; not on the embedded PGlite, whose connections share one session. */
   readonly tunePlanner: boolean;
   /** The pool's deadline on a statement (query_timeout), for a streamed read's silence watchdog. */
@@ -175,7 +173,7 @@ export class ReadEngine {
 
   /** The statement of a series (seriesStatement) with its values bound on `session`. */
   async prepareSeries(session: ReadSession, table: ReadTable, query: SeriesQuery, principal: Principal): Promise<string> {
-    const { sql, params } = seriesStatement(table, query, principal, session.params(), this.seed(), this.seriesFromRows);
+    const { sql, params } = seriesStatement(table, query, principal, session.params(), this.seed(), false);
     await session.bind(params, this.tunePlanner, false);
     return sql;
   }

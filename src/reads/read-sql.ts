@@ -205,7 +205,7 @@ export function jsonSql(table: ReadTable, query: ReadQuery, s: Statement): strin
                    FROM (SELECT ${s.outputs} FROM base t ORDER BY ${s.order} LIMIT ${p.add(query.take, 'int')}) o) r ON true`;
 }
 
-/** The statement of a series and its values; `raw` forces the rows (no rollup), for the benchmarks' comparison. */
+/** The statement of a series and its values; `raw` forces the rows (no rollup), for the benchmarks' comparison (bench/lib/read-explain.js). */
 export function seriesStatement(table: ReadTable, query: SeriesQuery, principal: Principal, p: Params, seed: string, raw: boolean): { sql: string; params: Params } {
   const readQuery: ReadQuery = { ...query, take: 0, sortField: null, ascending: false, search: null, csv: false };
   const s = readStatement(table, readQuery, principal, p, seed, null);
