@@ -5,7 +5,7 @@ import { Clock } from '../common/clock';
 import { withinDeadline } from '../common/deadline';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { DATABASE_IDENTITY } from '../database/database-identity';
-import { throttleAddress } from '../login/sign-in-throttle.service';
+import { throttleAddress } from '../common/throttle-address';
 import { AnonymousLogoutRepository } from './anonymous-logout.repository';
 
 /** Rows for callers without a session: at most one per address per this period (service.md 2.4). */

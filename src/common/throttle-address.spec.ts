@@ -1,4 +1,4 @@
-import { throttleAddress } from './sign-in-throttle.service';
+import { throttleAddress } from './throttle-address';
 
 describe('throttleAddress (contract 13)', () => {
   it('counts IPv4 by the address and IPv6 by its /64', () => {
