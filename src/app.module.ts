@@ -3,7 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuditLogModule } from './audit-log/audit-log.module';
-import { AuthModule } from './auth/auth.module';
+import { GuardModule } from './guard/guard.module';
 import { BusModule } from './bus/bus.module';
 import { CaptureQueuesModule } from './capture-queues/capture-queues.module';
 import { Clock } from './common/clock';
@@ -18,7 +18,7 @@ import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
 import { StreamsModule } from './streams/streams.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
-import { UsersModule } from './users/users.module';
+import { UsersModule } from './user-admin/users.module';
 import { WebModule } from './web/web.module';
 
 @Module({})
@@ -33,7 +33,7 @@ export class AppModule {
         BusModule,
         AuditModule,
         AuditLogModule,
-        AuthModule,
+        GuardModule,
         ApiKeysModule,
         MfaModule,
         UsersModule,

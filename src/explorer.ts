@@ -2,8 +2,8 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { dirname, join } from 'node:path';
-import { Authenticator } from './auth/authenticator.service';
-import { SlidingRefresh } from './auth/sliding-refresh';
+import { Authenticator } from './guard/authenticator.service';
+import { SlidingRefresh } from './guard/sliding-refresh';
 import { sendProblem, toProblem } from './common/problem';
 import { setSecurityHeaders } from './web/html';
 
@@ -76,7 +76,7 @@ export function setupExplorer(app: NestExpressApplication): void {
     .setVersion('1')
     .addApiKey({ type: 'apiKey', in: 'header', name: 'x-api-key' }, 'x-api-key')
     .addBearerAuth()
-    // Named as the routes name it (@ApiCookieAuth('authentication-jwt') in auth/decorators.ts): under
+    // Named as the routes name it (@ApiCookieAuth('authentication-jwt') in access/decorators.ts): under
     // Nest's default name 'cookie' every route pointed at a scheme the document did not define.
     .addCookieAuth('authentication-jwt', { type: 'apiKey', in: 'cookie' }, 'authentication-jwt')
     .build();

@@ -1,8 +1,8 @@
 import * as jwt from 'jsonwebtoken';
 import { randomUUID } from 'node:crypto';
 import { Bus, CHANNELS } from '../src/bus/bus';
-import { SessionActivityWriter } from '../src/auth/session-activity.writer';
-import { SessionRetention } from '../src/sessions/session-retention.service';
+import { SessionActivityWriter } from '../src/guard/session-activity.writer';
+import { SessionRetention } from '../src/session-store/session-retention.service';
 import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TEST_JWT_KEY, TestApp } from './helpers/app';
 import { call, createKey } from './helpers/api-keys';

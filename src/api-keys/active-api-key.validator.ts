@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { ApiKeyValidator, KEY_NOT_FOUND } from '../auth/api-key.validator';
-import { Principal } from '../auth/principal';
-import { mayAuthenticate, principalOf, UserState, UserStateReader } from '../auth/user-state.reader';
+import { ApiKeyValidator, KEY_NOT_FOUND } from '../guard/api-key.validator';
+import { Principal } from '../access/principal';
+import { mayAuthenticate, principalOf, UserState, UserStateReader } from '../guard/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { serviceUnavailable, unauthorized } from '../common/problem';

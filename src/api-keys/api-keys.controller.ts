@@ -9,9 +9,9 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import { badRequest } from '../common/problem';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
-import { Permission } from '../users/permissions';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
+import { Permission } from '../access/permissions';
 import { RegistryIdPipe } from '../users/registry-id.pipe';
 import { ApiKeyDto, CreateApiKeyDto, CreatedApiKeyDto } from './api-keys.dto';
 import { ApiKeys } from './api-keys.service';

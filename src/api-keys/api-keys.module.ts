@@ -1,7 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { UsersModule } from '../users/users.module';
-import { ApiKeyValidator } from '../auth/api-key.validator';
+import { UsersModule } from '../user-admin/users.module';
+import { ApiKeyValidator } from '../guard/api-key.validator';
 import { ActiveApiKeyValidator } from './active-api-key.validator';
 import { ActiveApiKeys } from './active-api-keys';
 import { ApiKeyUsageWriter } from './api-key-usage.writer';

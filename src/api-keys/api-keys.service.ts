@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { badRequest, notFound } from '../common/problem';

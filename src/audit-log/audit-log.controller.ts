@@ -9,9 +9,9 @@ import {
   ApiServiceUnavailableResponse,
   ApiTags,
 } from '@nestjs/swagger';
-import { Authenticated } from '../auth/decorators';
+import { Authenticated } from '../access/decorators';
 import { badRequest } from '../common/problem';
-import { Permission } from '../users/permissions';
+import { Permission } from '../access/permissions';
 import { AUDIT_TABLES } from './canonical';
 import {
   AuditLogService,

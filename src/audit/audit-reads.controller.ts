@@ -1,9 +1,9 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
-import { Permission } from '../users/permissions';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
+import { Permission } from '../access/permissions';
 import { GridReads } from '../reads/grid-read.service';
 import { ColumnStatisticsDto, GridReadDocs } from '../reads/read-docs';
 import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from './audit.tables';

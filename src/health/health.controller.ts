@@ -1,7 +1,7 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../access/decorators';
 import { Health } from './health.service';
 
 /**

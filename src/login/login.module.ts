@@ -4,7 +4,7 @@ import { redisKeyNamespace } from '../bus/redis.bus';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { DATABASE_IDENTITY } from '../database/database-identity';
 import { SessionsModule } from '../sessions/sessions.module';
-import { UsersModule } from '../users/users.module';
+import { UsersModule } from '../user-admin/users.module';
 import { NegotiateController } from './negotiate.controller';
 import { NegotiateScheme } from './negotiate.scheme';
 import { NegotiateAcceptor } from './negotiate-acceptor';

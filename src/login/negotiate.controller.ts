@@ -12,7 +12,7 @@ import {
 } from '@nestjs/swagger';
 import { IsString, MaxLength, MinLength } from 'class-validator';
 import type { Request, Response } from 'express';
-import { Public } from '../auth/decorators';
+import { Public } from '../access/decorators';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';

@@ -2,7 +2,7 @@ import { Controller, Get, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiFoundResponse, ApiNotFoundResponse, ApiOperation, ApiPropertyOptional, ApiTags } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Request, Response } from 'express';
-import { CsrfExempt, Public } from '../auth/decorators';
+import { CsrfExempt, Public } from '../access/decorators';
 import { notFound } from '../common/problem';
 import { OAuthScheme } from './oauth.scheme';
 

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import type * as OpenIdClient from 'openid-client';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
-import { requestOrigin } from '../auth/same-origin';
+import { requestOrigin } from '../guard/same-origin';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isLoopbackHost } from '../config/settings';

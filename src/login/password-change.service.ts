@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId, LogoutReasonId } from '../audit/audit.types';
-import { IssuedToken } from '../auth/token.service';
+import { IssuedToken } from '../guard/token.service';
 import { FieldProblem, badRequest, unauthorized } from '../common/problem';
 import { requestContext } from '../common/request-context';
-import { SessionRevocation } from '../sessions/session-revocation.service';
+import { SessionRevocation } from '../session-store/session-revocation.service';
 import { PasswordHasher } from '../users/password-hasher.service';
 import { passwordRuleProblems, wireHashProblems } from '../users/password-rules';
 import { PasswordTransport } from '../users/password-transport';

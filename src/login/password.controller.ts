@@ -9,8 +9,8 @@ import {
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentPrincipal, Public } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticated, CurrentPrincipal, Public } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';

@@ -2,12 +2,12 @@ import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
-import { SessionCookies } from '../auth/cookies';
-import { IssuedToken, TokenService } from '../auth/token.service';
+import { SessionCookies } from '../guard/cookies';
+import { IssuedToken, TokenService } from '../guard/token.service';
 import { Clock } from '../common/clock';
 import { Transactions } from '../database/transactions';
 import { requestContext } from '../common/request-context';
-import { UserSessionRepository } from '../sessions/user-session.repository';
+import { UserSessionRepository } from '../session-store/user-session.repository';
 
 /** An identity established by any scheme. */
 export interface EstablishedIdentity {

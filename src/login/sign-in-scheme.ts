@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
-import type { IssuedToken } from '../auth/token.service';
+import type { IssuedToken } from '../guard/token.service';
 import type { SignInAccount } from '../users/user-accounts.service';
 
 /** The one answer for every failed sign-in, whatever the cause (contract 3). */

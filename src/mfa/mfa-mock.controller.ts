@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Headers, HttpCode, Inject, Post, Query } from '@nestjs/common';
 import { ApiHeader, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Public } from '../auth/decorators';
+import { Public } from '../access/decorators';
 import { unauthorized } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { DEFAULT_MFA_CLIENT_KEY, MOCK_MFA_PASSCODE } from '../config/settings';

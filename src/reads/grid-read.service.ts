@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { messageOf, PgErrorCode, pgErrorCode } from '../common/errors';
 import { ProblemError } from '../common/problem';
 import { Clock } from '../common/clock';

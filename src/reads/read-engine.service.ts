@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 import { randomInt } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { AnswerStream } from './answer-stream';
 import { CsvBatchWriter, csvHeader, JsonRowsWriter } from './answer-writers';
 import { BinaryCopy } from './binary-copy';

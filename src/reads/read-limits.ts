@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { ProblemError } from '../common/problem';
 
 /** Concurrent CSV exports one user may run (contract 13). */

@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { USER_LOGIN_TABLE } from '../audit/audit.tables';
 import { ARCHIVER_WARNING_TABLE } from '../telemetry/telemetry.tables';
 import { parseReadQuery } from './read-query';

@@ -3,7 +3,7 @@
  * connection. Every caller value goes through Params (a session setting read back with a cast), so
  * none is ever part of the SQL text.
  */
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { forbidden } from '../common/problem';
 import { MAX_TAKE, ReadQuery, SeriesQuery } from './read-query';
 import type { Params } from './read-session';

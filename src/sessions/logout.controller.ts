@@ -1,8 +1,8 @@
 import { Controller, HttpCode, Logger, Post, Req, Res } from '@nestjs/common';
 import { ApiForbiddenResponse, ApiHeader, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { SessionCookies } from '../auth/cookies';
-import { Public } from '../auth/decorators';
+import { SessionCookies } from '../guard/cookies';
+import { Public } from '../access/decorators';
 import { LOGOUT_WARNING_HEADER, LogoutService } from './logout.service';
 
 /** Logout (service.md 3.2 and 4.1). There is deliberately no GET: a GET never logs anyone out. */

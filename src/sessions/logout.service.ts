@@ -2,13 +2,13 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
-import { Authenticator, presentedCredential } from '../auth/authenticator.service';
-import { SessionCookies } from '../auth/cookies';
-import { JwtVerifier } from '../auth/jwt-verifier';
+import { Authenticator, presentedCredential } from '../guard/authenticator.service';
+import { SessionCookies } from '../guard/cookies';
+import { JwtVerifier } from '../guard/jwt-verifier';
 import { isCommitNotConfirmed, isDatabaseUnavailable } from '../database/deadlines';
 import { RequestContext, requestContext } from '../common/request-context';
 import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
-import { SessionOwner, SessionRevocation } from './session-revocation.service';
+import { SessionOwner, SessionRevocation } from '../session-store/session-revocation.service';
 
 export const LOGOUT_WARNING_HEADER = 'X-Service-Logout-Warning';
 

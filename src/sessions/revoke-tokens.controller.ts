@@ -3,12 +3,12 @@ import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swag
 import type { Request } from 'express';
 import { TargetUsers } from '../users/target-users';
 import { LogoutReasonId } from '../audit/audit.types';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { requestContext } from '../common/request-context';
-import { Permission } from '../users/permissions';
+import { Permission } from '../access/permissions';
 import { RegistryIdPipe } from '../users/registry-id.pipe';
-import { SessionRevocation } from './session-revocation.service';
+import { SessionRevocation } from '../session-store/session-revocation.service';
 
 /**
  * Revoke Sessions (service.md 3.2): every JWT of a user of the caller's own tenant ends; API keys stay.

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression, Interval } from '@nestjs/schedule';
 import { AnonymousLogoutLimiter } from './anonymous-logout.limiter';
-import { SessionRetention } from './session-retention.service';
+import { SessionRetention } from '../session-store/session-retention.service';
 
 /** The scheduler registry's name of the daily purge of ended sessions. */
 export const SESSION_RETENTION_JOB = 'session-retention';

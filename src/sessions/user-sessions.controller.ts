@@ -1,9 +1,9 @@
 import { Controller, Delete, Get, HttpCode, Param, Req, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiProperty, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
-import { Permission } from '../users/permissions';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
+import { Permission } from '../access/permissions';
 import { RegistryIdParam } from '../users/registry-id';
 import { SessionView, UserSessions } from './user-sessions.service';
 

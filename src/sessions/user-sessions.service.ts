@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { TargetUsers } from '../users/target-users';
-import { SessionCookies } from '../auth/cookies';
-import type { Principal } from '../auth/principal';
-import { SESSION_ID } from '../auth/token.service';
+import { SessionCookies } from '../guard/cookies';
+import type { Principal } from '../access/principal';
+import { SESSION_ID } from '../guard/token.service';
 import { Clock } from '../common/clock';
 import { notFound, unauthorized } from '../common/problem';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { SessionOwner, SessionRevocation } from './session-revocation.service';
-import { SessionListRow, UserSessionRepository } from './user-session.repository';
+import { SessionOwner, SessionRevocation } from '../session-store/session-revocation.service';
+import { SessionListRow, UserSessionRepository } from '../session-store/user-session.repository';
 
 /** A session as the lists show it (contract 14). */
 export interface SessionView extends SessionListRow {

@@ -2,12 +2,12 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } f
 import type { Request, Response } from 'express';
 import { ActiveApiKeys } from '../api-keys/active-api-keys';
 import { apiKeyHash } from '../api-keys/api-key.format';
-import type { Principal } from '../auth/principal';
-import { mayAuthenticate, UserAndSession, UserState, UserStateReader } from '../auth/user-state.reader';
+import type { Principal } from '../access/principal';
+import { mayAuthenticate, UserAndSession, UserState, UserStateReader } from '../guard/user-state.reader';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { SessionEndedMessage, SessionRevocation } from '../sessions/session-revocation.service';
+import { SessionEndedMessage, SessionRevocation } from '../session-store/session-revocation.service';
 import { Audience, audienceOf, mayReceive, scopeChangeOf, StreamScope } from './stream-scope';
 
 /** The bus channels a client can follow as Server-Sent Events (contract 11). */

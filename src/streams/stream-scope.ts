@@ -1,5 +1,5 @@
 import { CHANNELS } from '../bus/bus';
-import { Permission } from '../users/permissions';
+import { Permission } from '../access/permissions';
 
 /** What a stream's caller may read (contract 13): its tenant, whether it is a landlord, its permissions. */
 export interface StreamScope {

@@ -1,8 +1,8 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { CHANNELS } from '../bus/bus';
 import { StreamRegistry } from './stream-registry.service';
 

@@ -1,8 +1,8 @@
 import { Controller, Get, Req, Res } from '@nestjs/common';
 import { ApiExtraModels, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { GridReads } from '../reads/grid-read.service';
 import { ColumnStatisticsDto, GridReadDocs, SeriesDocs } from '../reads/read-docs';
 import { SeriesAnswer } from '../reads/series-sql';

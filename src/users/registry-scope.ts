@@ -1,4 +1,4 @@
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { forbidden } from '../common/problem';
 
 /**

@@ -24,7 +24,7 @@ const PROVIDED = [
 /**
  * The registry's tables (contract 6): entities, their repositories, and TargetUsers (which user an
  * administrator may act on). A module of its own with no dependency but TypeORM, so that the guard
- * (auth/: the per-request user read), sessions/ (revocation, RevokeTokens) and api-keys/ can use them
+ * (guard/: the per-request user read), session-store/ (revocation), sessions/ (RevokeTokens) and api-keys/ can use them
  * without importing UsersModule, which itself imports SessionsModule.
  */
 @Module({

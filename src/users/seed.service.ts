@@ -4,7 +4,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { Transactions } from '../database/transactions';
 import { PasswordHasher } from './password-hasher.service';
 import { PermissionSpecificationRepository } from './permission-specification.repository';
-import { PERMISSION_NAMES } from './permissions';
+import { PERMISSION_NAMES } from '../access/permissions';
 import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
 import { RoleRegistryRepository } from './role-registry.repository';
 import { TenantRegistryRepository } from './tenant-registry.repository';

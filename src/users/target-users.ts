@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { notFound } from '../common/problem';
 import { UserRegistryRepository } from './user-registry.repository';
 

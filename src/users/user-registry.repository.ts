@@ -352,7 +352,7 @@ export class UserRegistryRepository {
   }
 
   /**
-   * The guard's per-request read for a batch of requests (auth/user-state.reader.ts batches them): the
+   * The guard's per-request read for a batch of requests (guard/user-state.reader.ts batches them): the
    * users `ids` and those of `sessionIds` that are still open. Raw SQL, rows as one JSON text cell
    * each, run as a named prepared statement on a connection taken from the driver's pool
    * (PostgresDriver.obtainMasterConnection, what TypeORM's own query runners use): the per-request cost

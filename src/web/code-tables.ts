@@ -11,7 +11,7 @@ import {
 } from '../audit/audit.types';
 import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../capture-queues/capture-queue-id';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
-import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../users/permissions';
+import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../access/permissions';
 
 /**
  * One code of a table: its id (as stored and as the API's filters take it), its key (the name of the

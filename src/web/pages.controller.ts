@@ -1,12 +1,12 @@
 import { Controller, Get, Inject, Param, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Authenticator, presentedCredential } from '../auth/authenticator.service';
-import { SessionCookies } from '../auth/cookies';
-import { JwtVerifier } from '../auth/jwt-verifier';
-import { SlidingRefresh } from '../auth/sliding-refresh';
-import { Public } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticator, presentedCredential } from '../guard/authenticator.service';
+import { SessionCookies } from '../guard/cookies';
+import { JwtVerifier } from '../guard/jwt-verifier';
+import { SlidingRefresh } from '../guard/sliding-refresh';
+import { Public } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { pageShell, setSecurityHeaders } from './html';

@@ -1,4 +1,4 @@
-import { Permission } from '../users/permissions';
+import { Permission } from '../access/permissions';
 
 /** Who may open a page. Anonymous pages never redirect; the others need a session first. */
 export type PageAccess = 'anonymous' | 'session' | 'landlord' | { permission: number };

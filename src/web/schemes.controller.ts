@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
-import { Public } from '../auth/decorators';
+import { Public } from '../access/decorators';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { enabledSchemes } from '../login/enabled-schemes';
 

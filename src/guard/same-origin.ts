@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { presentedCredential } from './authenticator.service';
 import { JWT_COOKIE } from './cookies';
 
-/** What the CSRF rule (auth/csrf.guard.ts) asks of a request: is it same-origin, is the cookie its credential. */
+/** What the CSRF rule (guard/csrf.guard.ts) asks of a request: is it same-origin, is the cookie its credential. */
 
 function originOf(value: string): string | null {
   try {

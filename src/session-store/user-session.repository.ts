@@ -39,7 +39,7 @@ export interface NewSession {
  * guarded by `EndedDate IS NULL`, so two ends racing each other end a session once and record it
  * once. The per-request check of a session rides in the guard's batched user read
  * (UserRegistryRepository.readForGuard: one statement per batch is what keeps a request cheap), and
- * LastSeenDate noted by the guard is written here in bulk (src/auth/session-activity.writer.ts).
+ * LastSeenDate noted by the guard is written here in bulk (src/guard/session-activity.writer.ts).
  */
 @Injectable()
 export class UserSessionRepository {

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { Strategy } from 'passport-jwt';
 import { serviceUnavailable, unauthorized } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { AuthenticationType, Principal } from './principal';
+import { AuthenticationType, Principal } from '../access/principal';
 import { SessionActivityWriter } from './session-activity.writer';
 import { SessionClaims, TokenService } from './token.service';
 import { mayAuthenticate, principalOf, UserStateReader } from './user-state.reader';

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../access/principal';
 import { badRequest, notFound } from '../common/problem';
 import { Transactions } from '../database/transactions';
-import { PermissionSpecificationRepository } from './permission-specification.repository';
+import { PermissionSpecificationRepository } from '../users/permission-specification.repository';
 import { PermissionSpecificationDto, RoleDto, CreateRoleDto, UpdateRoleDto } from './role-registry.dto';
-import { refuseEscalation, tenantScope } from './registry-scope';
-import { uniqueOr409 } from './registry-validation';
-import { RoleRegistryPermissionRepository } from './role-registry-permission.repository';
-import { RoleRegistryRepository } from './role-registry.repository';
-import { ServiceChangePublisher } from './service-change.publisher';
-import { TenantRegistryRepository } from './tenant-registry.repository';
+import { refuseEscalation, tenantScope } from '../users/registry-scope';
+import { uniqueOr409 } from '../users/registry-validation';
+import { RoleRegistryPermissionRepository } from '../users/role-registry-permission.repository';
+import { RoleRegistryRepository } from '../users/role-registry.repository';
+import { ServiceChangePublisher } from '../users/service-change.publisher';
+import { TenantRegistryRepository } from '../users/tenant-registry.repository';
 
 const DUPLICATE = 'A role with this name already exists in this tenant.';
 const NO_ROLE = 'No such role.';

@@ -4,8 +4,8 @@ import type { Response } from 'express';
 import { forbidden } from '../common/problem';
 import { Authenticator } from './authenticator.service';
 import { SlidingRefresh } from './sliding-refresh';
-import { ACCESS_RULE, AccessRule, IS_PUBLIC } from './decorators';
-import { AuthenticatedRequest } from './principal';
+import { ACCESS_RULE, AccessRule, IS_PUBLIC } from '../access/decorators';
+import { AuthenticatedRequest } from '../access/principal';
 
 /**
  * The one global guard: every route is denied to anonymous callers unless marked @Public().

@@ -5,7 +5,7 @@ import { UserSessionRepository } from './user-session.repository';
 
 /**
  * The UserSession table (contract 14): its entity and repository, in a module of their own so the
- * guard (auth/: LastSeenDate) and sign-in (login/) use them without importing SessionsModule.
+ * guard (guard/: LastSeenDate) and sign-in (login/) use them without importing SessionsModule.
  */
 @Module({
   imports: [TypeOrmModule.forFeature([UserSession])],

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SessionCookies } from './cookies';
-import { Principal } from './principal';
+import { Principal } from '../access/principal';
 import { TokenService } from './token.service';
 
 /**

@@ -11,11 +11,11 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
 import { requestContext } from '../common/request-context';
-import { Permission } from './permissions';
-import { RegistryIdParam } from './registry-id';
+import { Permission } from '../access/permissions';
+import { RegistryIdParam } from '../users/registry-id';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 import { UserRegistryService } from './user-registry.service';
 

@@ -1,4 +1,4 @@
-import { Principal } from './principal';
+import { Principal } from '../access/principal';
 
 /** The outward reason of every API key failure (service.md 5.1.6). */
 export const KEY_NOT_FOUND = 'Key Not Found';

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { MAX_REGISTRY_ID } from './registry-id';
-import { EMAIL_MAX, IsRegistryEmail, IsRegistryName, NAME_MAX, PASSWORD_FIELD_MAX } from './registry-validation';
+import { MAX_REGISTRY_ID } from '../users/registry-id';
+import { EMAIL_MAX, IsRegistryEmail, IsRegistryName, NAME_MAX, PASSWORD_FIELD_MAX } from '../users/registry-validation';
 
 const PASSWORD_DESCRIPTION =
   'Plaintext (the password rules apply), or with wirePasswordHash the lowercase hex SHA-256 of (password + userName). ' +

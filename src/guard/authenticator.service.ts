@@ -5,7 +5,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { ApiKeyValidator } from './api-key.validator';
 import { JWT_COOKIE } from './cookies';
 import { JwtVerifier } from './jwt-verifier';
-import { Principal } from './principal';
+import { Principal } from '../access/principal';
 
 /** The credential a request presents, chosen exclusively: x-api-key, then bearer, then cookie. */
 export type PresentedCredential =

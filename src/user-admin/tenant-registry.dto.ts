@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional } from 'class-validator';
-import { IsRegistryName, NAME_MAX } from './registry-validation';
+import { IsRegistryName, NAME_MAX } from '../users/registry-validation';
 
 /** POST /api/TenantRegistry. A created tenant is never a landlord. */
 export class CreateTenantDto {

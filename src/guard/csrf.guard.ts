@@ -3,7 +3,7 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { forbidden } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { CSRF_EXEMPT } from './decorators';
+import { CSRF_EXEMPT } from '../access/decorators';
 import { cookieAuthenticates, isProvablySameOrigin } from './same-origin';
 
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);

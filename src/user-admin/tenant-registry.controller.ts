@@ -1,7 +1,7 @@
 import { Body, Controller, Get, Post, Put } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { Authenticated } from '../auth/decorators';
-import { RegistryIdParam } from './registry-id';
+import { Authenticated } from '../access/decorators';
+import { RegistryIdParam } from '../users/registry-id';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
 import { TenantRegistryService } from './tenant-registry.service';
 

@@ -1,8 +1,8 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, IsArray, IsBoolean, IsInt, IsOptional, Max, Min } from 'class-validator';
-import { MAX_REGISTRY_ID } from './registry-id';
-import { IsRegistryName, NAME_MAX } from './registry-validation';
+import { MAX_REGISTRY_ID } from '../users/registry-id';
+import { IsRegistryName, NAME_MAX } from '../users/registry-validation';
 
 const PERMISSIONS_MAX = 1000;
 

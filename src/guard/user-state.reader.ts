@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { PermissionSpecificationRepository } from '../users/permission-specification.repository';
 import { GuardSessionRow, GuardUserRow, UserRegistryRepository } from '../users/user-registry.repository';
-import type { Principal } from './principal';
+import type { Principal } from '../access/principal';
 
 /** The user row as the guard needs it on every request. */
 export interface UserState {

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { conflict, notFound } from '../common/problem';
-import { uniqueOr409 } from './registry-validation';
-import { ServiceChangePublisher } from './service-change.publisher';
+import { uniqueOr409 } from '../users/registry-validation';
+import { ServiceChangePublisher } from '../users/service-change.publisher';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
-import { TenantRegistry } from './tenant-registry.entity';
-import { TenantRegistryRepository } from './tenant-registry.repository';
+import { TenantRegistry } from '../users/tenant-registry.entity';
+import { TenantRegistryRepository } from '../users/tenant-registry.repository';
 
 const DUPLICATE = 'A tenant with this name already exists.';
 

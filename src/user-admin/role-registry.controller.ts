@@ -8,10 +8,10 @@ import {
   ApiParam,
   ApiTags,
 } from '@nestjs/swagger';
-import { Authenticated, CurrentPrincipal } from '../auth/decorators';
-import type { Principal } from '../auth/principal';
-import { Permission } from './permissions';
-import { RegistryIdParam } from './registry-id';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
+import type { Principal } from '../access/principal';
+import { Permission } from '../access/permissions';
+import { RegistryIdParam } from '../users/registry-id';
 import { CreateRoleDto, PermissionSpecificationDto, RoleDto, UpdateRoleDto } from './role-registry.dto';
 import { RoleRegistryService } from './role-registry.service';
 

@@ -1,6 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
-import { SessionTablesModule } from '../sessions/session-tables.module';
+import { SessionTablesModule } from '../session-store/session-tables.module';
 import { RegistryTablesModule } from '../users/registry-tables.module';
 import { AccessGuard } from './access.guard';
 import { Authenticator } from './authenticator.service';
@@ -38,4 +38,4 @@ import { UserStateReader } from './user-state.reader';
   ],
   exports: [TokenService, SessionCookies, UserStateReader, SessionActivityWriter, Authenticator, JwtVerifier, SlidingRefresh],
 })
-export class AuthModule {}
+export class GuardModule {}

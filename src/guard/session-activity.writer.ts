@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { UserSessionRepository } from '../sessions/user-session.repository';
+import { UserSessionRepository } from '../session-store/user-session.repository';
 import type { OpenSession } from './user-state.reader';
 
 /** A session's LastSeenDate is written at most this often (contract 14). */

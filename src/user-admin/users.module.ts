@@ -1,15 +1,15 @@
 import { Module } from '@nestjs/common';
-import { PasswordTransport } from './password-transport';
+import { PasswordTransport } from '../users/password-transport';
 import { SessionsModule } from '../sessions/sessions.module';
-import { PasswordHasher } from './password-hasher.service';
-import { RegistryTablesModule } from './registry-tables.module';
+import { PasswordHasher } from '../users/password-hasher.service';
+import { RegistryTablesModule } from '../users/registry-tables.module';
 import { PermissionSpecificationController, RoleRegistryController } from './role-registry.controller';
 import { RoleRegistryService } from './role-registry.service';
-import { SeedService } from './seed.service';
-import { ServiceChangePublisher } from './service-change.publisher';
+import { SeedService } from '../users/seed.service';
+import { ServiceChangePublisher } from '../users/service-change.publisher';
 import { TenantRegistryController } from './tenant-registry.controller';
 import { TenantRegistryService } from './tenant-registry.service';
-import { UserAccounts } from './user-accounts.service';
+import { UserAccounts } from '../users/user-accounts.service';
 import { UserRegistryController } from './user-registry.controller';
 import { UserRegistryService } from './user-registry.service';
 

@@ -1,6 +1,6 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiCookieAuth, ApiBearerAuth, ApiForbiddenResponse, ApiOperation, ApiSecurity, ApiUnauthorizedResponse } from '@nestjs/swagger';
-import { PERMISSION_NAMES } from '../users/permissions';
+import { PERMISSION_NAMES } from './permissions';
 import { AuthenticatedRequest, Principal } from './principal';
 
 export const IS_PUBLIC = 'tm:isPublic';
@@ -19,7 +19,7 @@ export interface AccessRule {
 export const Public = () => applyDecorators(SetMetadata(IS_PUBLIC, true), ApiOperation({ security: [] }));
 
 /**
- * Lifts the CSRF rule (auth/csrf.guard.ts) from a route that legitimately receives cross-site POSTs
+ * Lifts the CSRF rule (guard/csrf.guard.ts) from a route that legitimately receives cross-site POSTs
  * and never takes the session cookie as its credential. Each use says why, where it is used.
  */
 export const CsrfExempt = () => SetMetadata(CSRF_EXEMPT, true);
