@@ -1,6 +1,6 @@
 import { boundText } from '../common/text';
 import { ARCHIVER_STAGE_NAMES, CASE_CREATION_STAGE_NAMES } from '../telemetry/telemetry.types';
-import type { ArchiverWarningEntry, CaseCreationWarningEntry, ModelInvokeWarningEntry, RedisEventEntry } from './capture-queues.service';
+import type { ArchiverWarningEntry, CaseCreationWarningEntry, ModelInvokeWarningEntry, RedisEventEntry } from '../telemetry/capture-queues.service';
 
 /**
  * The checks every capture entry passes when it is enqueued (contract 13), so what reaches the flush

@@ -4,8 +4,8 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { Transactions } from '../database/transactions';
 import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
-import { CaptureQueues } from './capture-queues.service';
-import { CaptureRows, TablePart } from './capture-rows';
+import { CaptureQueues } from '../telemetry/capture-queues.service';
+import { CaptureRows, TablePart } from '../telemetry/capture-rows';
 import { HealthBacklog, HealthRow } from './health-backlog';
 import { messageOf, WriteLadder } from './write-ladder';
 

@@ -1,5 +1,5 @@
 import { col, lookupOf, ReadFilter, ReadTable, SeriesGroup } from '../reads/read-table';
-import { CAPTURE_QUEUE_NAMES } from '../capture-queues/capture-queue-id';
+import { CAPTURE_QUEUE_NAMES } from './capture-queue-id';
 import { ARCHIVER_STAGE_NAMES, CASE_CREATION_STAGE_NAMES } from './telemetry.types';
 
 /**

@@ -9,7 +9,7 @@ import {
   LogoutOutcomeId,
   LogoutReasonId,
 } from '../audit/audit.types';
-import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../capture-queues/capture-queue-id';
+import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../telemetry/capture-queue-id';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../users/permissions';
 

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { ArchiverStage, CaseCreationStage } from '../telemetry/telemetry.types';
+import { ArchiverStage, CaseCreationStage } from './telemetry.types';
 import { CaptureQueueId } from './capture-queue-id';
-import { BoundedQueue, MetricSeriesQueue, StageCounters } from './bounded-queue';
-import { checkArchiverWarning, checkCaseCreationWarning, checkModelInvokeWarning, checkRedisEvent } from './capture-entry.checks';
+import { BoundedQueue, MetricSeriesQueue, StageCounters } from '../capture-queues/bounded-queue';
+import { checkArchiverWarning, checkCaseCreationWarning, checkModelInvokeWarning, checkRedisEvent } from '../capture-queues/capture-entry.checks';
 
 /** Entries per queue (service.md 8). */
 export const QUEUE_CAPACITY = 20_000;

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
-import { OpenTelemetryMetricRepository } from '../telemetry/open-telemetry-metric.repository';
-import { RedisConnectionEventRepository, RedisSentinelEventRepository } from '../telemetry/redis-event.repositories';
+import { OpenTelemetryMetricRepository } from './open-telemetry-metric.repository';
+import { RedisConnectionEventRepository, RedisSentinelEventRepository } from './redis-event.repositories';
 import {
   ArchiverStagePerformanceCounterRepository,
   CaseCreationStagePerformanceCounterRepository,
-} from '../telemetry/stage-performance-counter.repositories';
-import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from '../telemetry/warning.repositories';
+} from './stage-performance-counter.repositories';
+import { ArchiverWarningRepository, CaseCreationWarningRepository, ModelInvokeWarningRepository } from './warning.repositories';
 import { CaptureQueueId } from './capture-queue-id';
 import { CaptureQueues } from './capture-queues.service';
 
