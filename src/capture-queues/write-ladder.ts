@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import type { Transactions } from '../database/transactions';
-import type { TablePart } from '../telemetry/capture-rows';
+import type { TablePart } from './capture-source';
 import type { HealthRow } from './health-backlog';
 
 /**

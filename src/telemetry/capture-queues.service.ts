@@ -1,89 +1,48 @@
 import { Injectable } from '@nestjs/common';
-import { ArchiverStage, CaseCreationStage } from './telemetry.types';
-import { CaptureQueueId } from './capture-queue-id';
-import { BoundedQueue, MetricSeriesQueue, StageCounters } from '../capture-queues/bounded-queue';
-import { checkArchiverWarning, checkCaseCreationWarning, checkModelInvokeWarning, checkRedisEvent } from '../capture-queues/capture-entry.checks';
+import type { Drainable, QueueHealth } from '../capture-queues/capture-source';
+import { ARCHIVER_STAGE_COUNTER, ARCHIVER_WARNING, CAPTURED_TABLES, CASE_CREATION_STAGE_COUNTER, CASE_CREATION_WARNING } from './telemetry.tables';
+import { MODEL_INVOKE_WARNING, OPEN_TELEMETRY_METRIC, REDIS_CONNECTION_EVENT, REDIS_SENTINEL_EVENT } from './telemetry.tables';
+import type { TelemetryTable } from './telemetry-table';
 
-/** Entries per queue (service.md 8). */
-export const QUEUE_CAPACITY = 20_000;
-/** Distinct series of the OpenTelemetryMetric queue (service.md 8). */
-export const METRIC_SERIES_CAPACITY = 10_000;
-
-export interface ArchiverWarningEntry {
-  occurredDate: Date;
-  modelGuid: string;
-  modelName: string | null;
-  entryGuid: string | null;
-  stageId: ArchiverStage;
-  durationMicroseconds: number;
-}
-
-export interface CaseCreationWarningEntry {
-  occurredDate: Date;
-  caseWorkflowGuid: string | null;
-  caseWorkflowName: string | null;
-  caseKey: string | null;
-  caseKeyValue: string | null;
-  stageId: CaseCreationStage;
-  destination: string | null;
-  durationMicroseconds: number;
-}
-
-export interface ModelInvokeWarningEntry {
-  occurredDate: Date;
-  modelGuid: string;
-  modelName: string | null;
-  entryGuid: string | null;
-  message: string | null;
-  elapsedMicroseconds: number;
-  sinceLastEntryMicroseconds: number;
-}
-
-export interface RedisEventEntry {
-  occurredDate: Date;
-  eventName: string;
-  endpoint: string | null;
-  message: string | null;
-}
-
-/** What a flush reads and acknowledges of every queue, whatever it holds. */
-export interface QueueHealth {
-  readonly depth: number;
-  readonly dropped: number;
-  acknowledgeDropped(count: number): void;
-}
+export { METRIC_SERIES_CAPACITY, QUEUE_CAPACITY } from '../capture-queues/bounded-queue';
 
 /**
- * The six bounded capture queues of service.md 6 and the stage counters, held in memory between
- * flushes. Producers (telemetry/) only ever push here; writing is the flusher's job, once a minute.
- * Every entry is checked as it is enqueued (capture-entry.checks.ts, contract 13): its text cleaned and
- * bounded, an entry that could never be written dropped and counted, so a flush never meets one.
+ * The capture queues of service.md 6 and the stage counters, held in memory between flushes: one per
+ * captured table, made from its description (telemetry.tables.ts). Producers (PipelineTelemetry,
+ * BusEventCapture, TelemetryMetrics) only ever push here; writing is the flush's job, once a minute.
+ * Every entry is checked as it is enqueued (the description's check, contract 13): its text cleaned
+ * and bounded, an entry that could never be written dropped and counted, so a flush never meets one.
  */
 @Injectable()
 export class CaptureQueues {
-  readonly modelInvokeWarnings = new BoundedQueue<ModelInvokeWarningEntry>(QUEUE_CAPACITY, checkModelInvokeWarning);
-  readonly caseCreationWarnings = new BoundedQueue<CaseCreationWarningEntry>(QUEUE_CAPACITY, checkCaseCreationWarning);
-  readonly archiverWarnings = new BoundedQueue<ArchiverWarningEntry>(QUEUE_CAPACITY, checkArchiverWarning);
-  readonly redisSentinelEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY, checkRedisEvent);
-  readonly redisConnectionEvents = new BoundedQueue<RedisEventEntry>(QUEUE_CAPACITY, checkRedisEvent);
-  readonly metrics = new MetricSeriesQueue(METRIC_SERIES_CAPACITY);
+  private readonly queues = new Map<TelemetryTable, Drainable<unknown>>(CAPTURED_TABLES.map((table) => [table, table.capture!.queue()]));
 
-  /** Keyed by model and stage; the model's name travels with its key (the first name seen in the minute). */
-  readonly archiverCounters = new StageCounters<{ modelGuid: string; modelName: string | null; stageId: ArchiverStage }>();
-  readonly caseCreationCounters = new StageCounters<{ stageId: CaseCreationStage }>();
+  /** The queue of a captured table. */
+  of<Q extends Drainable<unknown>>(table: { capture?: { queue(): Q } }): Q {
+    const queue = this.queues.get(table as TelemetryTable);
+    if (!queue) throw new Error('not a captured telemetry table');
+    return queue as Q;
+  }
 
-  /** Every queue by its QueueId: the one place a QueueId meets its queue. */
-  readonly byId: ReadonlyMap<CaptureQueueId, QueueHealth> = new Map<CaptureQueueId, QueueHealth>([
-    [CaptureQueueId.ModelInvokeWarning, this.modelInvokeWarnings],
-    [CaptureQueueId.CaseCreationWarning, this.caseCreationWarnings],
-    [CaptureQueueId.ArchiverWarning, this.archiverWarnings],
-    [CaptureQueueId.RedisSentinelEvent, this.redisSentinelEvents],
-    [CaptureQueueId.RedisConnectionEvent, this.redisConnectionEvents],
-    [CaptureQueueId.OpenTelemetryMetric, this.metrics],
-  ]);
+  // The producers' names for the queues (a new table's producer may equally say of(ITS_TABLE)).
+  readonly modelInvokeWarnings = this.of(MODEL_INVOKE_WARNING);
+  readonly caseCreationWarnings = this.of(CASE_CREATION_WARNING);
+  readonly archiverWarnings = this.of(ARCHIVER_WARNING);
+  readonly redisSentinelEvents = this.of(REDIS_SENTINEL_EVENT);
+  readonly redisConnectionEvents = this.of(REDIS_CONNECTION_EVENT);
+  readonly metrics = this.of(OPEN_TELEMETRY_METRIC);
+  readonly archiverCounters = this.of(ARCHIVER_STAGE_COUNTER);
+  readonly caseCreationCounters = this.of(CASE_CREATION_STAGE_COUNTER);
+
+  /** Every capture queue by its QueueId, in QueueId order: the one place a QueueId meets its queue. */
+  readonly byId: ReadonlyMap<number, QueueHealth> = new Map(
+    CAPTURED_TABLES.filter((table) => table.capture!.queueId !== null)
+      .map((table) => [table.capture!.queueId!, this.of(table) as unknown as QueueHealth] as const)
+      .sort(([a], [b]) => a - b),
+  );
 
   /** Depth and pending drop count of every queue, by QueueId. */
-  health(): { queueId: CaptureQueueId; depth: number; dropped: number }[] {
+  health(): { queueId: number; depth: number; dropped: number }[] {
     return [...this.byId].map(([queueId, queue]) => ({ queueId, depth: queue.depth, dropped: queue.dropped }));
   }
 }
