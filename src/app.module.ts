@@ -5,7 +5,6 @@ import { AuditModule } from './audit/audit.module';
 import { AuditLogModule } from './audit-log/audit-log.module';
 import { GuardModule } from './guard/guard.module';
 import { BusModule } from './bus/bus.module';
-import { CaptureQueuesModule } from './capture-queues/capture-queues.module';
 import { Clock } from './common/clock';
 import { AppSettings } from './config/config.module';
 import { ConfigModule } from './config/config.module';
@@ -40,7 +39,6 @@ export class AppModule {
         SessionsModule,
         StreamsModule,
         LoginModule,
-        CaptureQueuesModule,
         ReadsModule,
         TelemetryModule,
         RetentionModule,

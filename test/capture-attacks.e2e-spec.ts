@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Bus } from '../src/bus/bus';
 import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
-import { CaptureQueues } from '../src/capture-queues/capture-queues.service';
+import { CaptureQueues } from '../src/telemetry/capture-queues.service';
 import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
 import { ArchiverStage, CaseCreationStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';

@@ -1,7 +1,7 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { createHash, randomUUID } from 'node:crypto';
 import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
-import { CaptureQueues } from '../src/capture-queues/capture-queues.service';
+import { CaptureQueues } from '../src/telemetry/capture-queues.service';
 import { ArchiverStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { createKey, session } from './helpers/api-keys';

@@ -1,3 +1,8 @@
+/** Entries per queue (service.md 8). */
+export const QUEUE_CAPACITY = 20_000;
+/** Distinct series of the OpenTelemetryMetric queue (service.md 8). */
+export const METRIC_SERIES_CAPACITY = 10_000;
+
 /**
  * A bounded in-memory queue: enqueueing is a plain array push (O(1), never waits on I/O); when full,
  * the new entry is dropped and counted. The flusher drains it, and on a failed write puts the entries
@@ -113,14 +118,15 @@ export class MetricSeriesQueue {
     return this.droppedCount;
   }
 
-  drain(): Map<string, MetricSeries> {
+  /** Every series with its key, in the order first recorded. */
+  drain(): [string, MetricSeries][] {
     const drained = this.series;
     this.series = new Map();
-    return drained;
+    return [...drained];
   }
 
   /** Merges drained series back; a series that no longer fits is dropped with all its records counted. */
-  restore(drained: Map<string, MetricSeries>): void {
+  restore(drained: [string, MetricSeries][]): void {
     for (const [key, old] of drained) {
       const current = this.series.get(key);
       if (current) {
@@ -197,13 +203,14 @@ export class StageCounters<K> {
     return this.counters.size;
   }
 
-  drain(): Map<string, StageCounter<K>> {
+  /** Every counter with its id, in the order first counted. */
+  drain(): [string, StageCounter<K>][] {
     const drained = this.counters;
     this.counters = new Map();
-    return drained;
+    return [...drained];
   }
 
-  restore(drained: Map<string, StageCounter<K>>): void {
+  restore(drained: [string, StageCounter<K>][]): void {
     for (const [id, old] of drained) {
       const current = this.counters.get(id);
       if (!current) {

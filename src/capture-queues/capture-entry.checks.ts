@@ -1,13 +1,12 @@
 import { boundText } from '../common/text';
-import { ARCHIVER_STAGE_NAMES, CASE_CREATION_STAGE_NAMES } from '../telemetry/telemetry.types';
-import type { ArchiverWarningEntry, CaseCreationWarningEntry, ModelInvokeWarningEntry, RedisEventEntry } from './capture-queues.service';
 
 /**
  * The checks every capture entry passes when it is enqueued (contract 13), so what reaches the flush
  * can be written: text is stripped of control characters (NUL above all: it cannot be stored in text
  * or jsonb) and of unpaired surrogates (jsonb refuses them), and cut to its bound; numbers are finite
  * and within their column; GUIDs are well formed; dates are real. Each check returns the cleaned entry,
- * or null for an entry that cannot be written (the queue then drops and counts it).
+ * or null for an entry that cannot be written (the queue then drops and counts it). The checks of each
+ * table's entries are in its description (telemetry/telemetry.tables.ts), built from these parts.
  */
 
 /** Bounds of telemetry text written from pipeline data (names, keys, messages, URLs). */
@@ -28,7 +27,7 @@ export function captureText(value: unknown, max: number): string | null {
 }
 
 /** A well-formed GUID in lower case, null for null/undefined, undefined when malformed. */
-function guid(value: unknown): string | null | undefined {
+export function captureGuid(value: unknown): string | null | undefined {
   if (value === null || value === undefined) return null;
   return typeof value === 'string' && GUID.test(value) ? value.toLowerCase() : undefined;
 }
@@ -39,66 +38,16 @@ export function microseconds(value: unknown): number | undefined {
   return Math.round(value);
 }
 
-function date(value: unknown): Date | undefined {
+export function captureDate(value: unknown): Date | undefined {
   if (!(value instanceof Date)) return undefined;
   const ms = value.getTime();
   return Number.isFinite(ms) && ms >= EARLIEST && ms <= LATEST ? value : undefined;
 }
 
-const isStage = (names: Record<number, string>, value: unknown): boolean => typeof value === 'number' && value in names;
-
-export function checkArchiverWarning(e: ArchiverWarningEntry): ArchiverWarningEntry | null {
-  const occurredDate = date(e.occurredDate);
-  const modelGuid = guid(e.modelGuid);
-  const entryGuid = guid(e.entryGuid);
-  const durationMicroseconds = microseconds(e.durationMicroseconds);
-  if (!occurredDate || !modelGuid || entryGuid === undefined || durationMicroseconds === undefined || !isStage(ARCHIVER_STAGE_NAMES, e.stageId)) return null;
-  return { occurredDate, modelGuid, modelName: captureText(e.modelName, CAPTURE_TEXT.name), entryGuid, stageId: e.stageId, durationMicroseconds };
-}
-
-export function checkCaseCreationWarning(e: CaseCreationWarningEntry): CaseCreationWarningEntry | null {
-  const occurredDate = date(e.occurredDate);
-  const caseWorkflowGuid = guid(e.caseWorkflowGuid);
-  const durationMicroseconds = microseconds(e.durationMicroseconds);
-  if (!occurredDate || caseWorkflowGuid === undefined || durationMicroseconds === undefined || !isStage(CASE_CREATION_STAGE_NAMES, e.stageId)) return null;
-  return {
-    occurredDate,
-    caseWorkflowGuid,
-    caseWorkflowName: captureText(e.caseWorkflowName, CAPTURE_TEXT.name),
-    caseKey: captureText(e.caseKey, CAPTURE_TEXT.name),
-    caseKeyValue: captureText(e.caseKeyValue, CAPTURE_TEXT.key),
-    stageId: e.stageId,
-    destination: captureText(e.destination, CAPTURE_TEXT.url),
-    durationMicroseconds,
-  };
-}
-
-export function checkModelInvokeWarning(e: ModelInvokeWarningEntry): ModelInvokeWarningEntry | null {
-  const occurredDate = date(e.occurredDate);
-  const modelGuid = guid(e.modelGuid);
-  const entryGuid = guid(e.entryGuid);
-  const elapsedMicroseconds = microseconds(e.elapsedMicroseconds);
-  const sinceLastEntryMicroseconds = microseconds(e.sinceLastEntryMicroseconds);
-  if (!occurredDate || !modelGuid || entryGuid === undefined || elapsedMicroseconds === undefined || sinceLastEntryMicroseconds === undefined) return null;
-  return {
-    occurredDate,
-    modelGuid,
-    modelName: captureText(e.modelName, CAPTURE_TEXT.name),
-    entryGuid,
-    message: captureText(e.message, CAPTURE_TEXT.message),
-    elapsedMicroseconds,
-    sinceLastEntryMicroseconds,
-  };
-}
-
-export function checkRedisEvent(e: RedisEventEntry): RedisEventEntry | null {
-  const occurredDate = date(e.occurredDate);
-  const eventName = captureText(e.eventName, CAPTURE_TEXT.name);
-  if (!occurredDate || !eventName) return null;
-  return { occurredDate, eventName, endpoint: captureText(e.endpoint, CAPTURE_TEXT.name), message: captureText(e.message, CAPTURE_TEXT.message) };
-}
+/** Whether `value` is one of the codes `names` names (a stage of a table's stage list). */
+export const isCode = (names: Record<number, string>, value: unknown): boolean => typeof value === 'number' && value in names;
 
 /** A model GUID of a stage counter (a uuid column), lower case; null when malformed. */
 export function checkModelGuid(value: unknown): string | null {
-  return guid(value) ?? null;
+  return captureGuid(value) ?? null;
 }

@@ -5,8 +5,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { Transactions } from '../database/transactions';
 import { CaptureQueueHealthRepository } from './capture-queue-health.repository';
-import { CaptureQueues } from './capture-queues.service';
-import { CaptureRows, TablePart } from './capture-rows';
+import { CAPTURE_SOURCE, CaptureSource, TablePart } from './capture-source';
 import { HealthBacklog, HealthRow } from './health-backlog';
 import { WriteLadder } from './write-ladder';
 
@@ -40,8 +39,9 @@ export interface FlushReport {
  *   this minute; a table refused for any other reason keeps its entries for the next flush. The
  *   health rows are written whatever happened to the entries (contract 13).
  *
- * Which columns each table gets is CaptureRows; the table-by-table fallback is WriteLadder; the
- * minutes of health rows an outage holds back are HealthBacklog.
+ * Which tables there are and which columns each gets is the CaptureSource (telemetry/capture-rows.ts);
+ * the table-by-table fallback is WriteLadder; the minutes of health rows an outage holds back are
+ * HealthBacklog.
  */
 @Injectable()
 export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -53,8 +53,7 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     private readonly transactions: Transactions,
-    private readonly queues: CaptureQueues,
-    private readonly rows: CaptureRows,
+    @Inject(CAPTURE_SOURCE) private readonly source: CaptureSource,
     private readonly healthRows: CaptureQueueHealthRepository,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
@@ -102,14 +101,13 @@ export class CaptureFlusher implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async flushOnce(): Promise<FlushReport> {
-    const q = this.queues;
     const createdDate = this.clock.now();
     // The snapshot now owns the drops it reports: they are counted in this minute's row only, whenever
     // that row gets written.
-    const health: HealthRow[] = q.health().map((h) => ({ queueId: h.queueId, queueDepth: h.depth, droppedCount: h.dropped }));
-    for (const row of health) this.queues.byId.get(row.queueId)?.acknowledgeDropped(row.droppedCount);
+    const health: HealthRow[] = this.source.health().map((h) => ({ queueId: h.queueId, queueDepth: h.depth, droppedCount: h.dropped }));
+    for (const row of health) this.source.acknowledgeDropped(row.queueId, row.droppedCount);
     this.healthBacklog.keep({ createdDate, rows: health });
-    const parts = this.rows.drain({ createdDate, instance: this.settings.instance });
+    const parts = this.source.drain({ createdDate, instance: this.settings.instance });
     const written: Record<string, number> = {};
     const setAside: Record<string, number> = {};
 

@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { messageOf } from '../common/errors';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import type { Transactions } from '../database/transactions';
-import type { TablePart } from './capture-rows';
+import type { TablePart } from './capture-source';
 import type { HealthRow } from './health-backlog';
 
 /**

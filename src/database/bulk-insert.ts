@@ -67,6 +67,14 @@ export abstract class FlushedTableRepository<T extends FlushedRow, K extends key
     this.bulk = new BulkInsert<T, K, 'createdDate' | 'instance'>(repository, columns, ['createdDate', 'instance']);
   }
 
+  /**
+   * The repository of a flushed table whose only query is that insert, over these columns: one generic
+   * class for every telemetry table the flush fills (telemetry/capture-rows.ts), no copy per table.
+   */
+  static of<T extends FlushedRow>(repository: Repository<T>, columns: readonly (keyof T & string)[]): FlushedTableRepository<T, keyof T & string> {
+    return new (class extends FlushedTableRepository<T, keyof T & string> {})(repository, columns);
+  }
+
   get tableName(): string {
     return this.bulk.tableName;
   }

@@ -87,6 +87,8 @@ export interface SeriesGroup {
   sql: string;
   names?: Record<number, string>;
   nameSql?: string;
+  /** What the pages' chart calls a line per group of this column ("Stage", "Model"). */
+  label?: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { Bus, BusConnectionEvent } from '../bus/bus';
-import { CaptureQueues } from '../capture-queues/capture-queues.service';
+import { CaptureQueues } from './capture-queues.service';
 
 /**
  * Captures the Redis client's connection events (reconnects) and the Sentinels' events (a master

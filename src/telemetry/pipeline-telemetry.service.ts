@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CAPTURE_TEXT, captureText, checkModelGuid } from '../capture-queues/capture-entry.checks';
-import { CaptureQueues } from '../capture-queues/capture-queues.service';
+import { CaptureQueues } from './capture-queues.service';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { TelemetryMetrics } from './telemetry-metrics';

@@ -4,7 +4,7 @@ import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
 import { CAPTURE_TEXT, captureText } from '../capture-queues/capture-entry.checks';
-import { CaptureQueues } from '../capture-queues/capture-queues.service';
+import { CaptureQueues } from './capture-queues.service';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /** Instrument names of service.md 6, exactly. */

@@ -6,126 +6,62 @@ import type { Principal } from '../access/principal';
 import { GridReads } from '../reads/grid-read.service';
 import { ColumnStatisticsDto, GridReadDocs, SeriesDocs } from '../reads/read-docs';
 import { SeriesAnswer } from '../reads/series-sql';
-import * as T from './telemetry.tables';
+import { TELEMETRY_TABLES } from './telemetry.tables';
+import type { TelemetryTable } from './telemetry-table';
 
 /**
- * The background-processing telemetry reads (service.md 4.3, contract 10): landlord only, one line
- * each; the table descriptions in telemetry.tables.ts say everything else.
+ * The background-processing telemetry reads (service.md 4.3, contract 10): landlord only. Their
+ * routes are made below from the table descriptions in telemetry.tables.ts, two per table: the grid
+ * read `GET /api/<table>` and, beside it, its series `GET /api/<table>/Series` (contract 17).
  */
 @ApiTags('Telemetry')
 @ApiExtraModels(ColumnStatisticsDto)
 @Authenticated({ landlord: true })
 @Controller('api')
 export class TelemetryReadsController {
-  constructor(private readonly reads: GridReads) {}
+  constructor(readonly reads: GridReads) {}
+}
 
-  @Get('ArchiverStagePerformanceCounter')
-  @GridReadDocs(T.ARCHIVER_STAGE_COUNTER_TABLE, 'Archiver stage counters per model, about one row per stage per minute.')
-  archiverStageCounter(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.ARCHIVER_STAGE_COUNTER_TABLE, req, res, p);
-  }
+type Handler = (this: TelemetryReadsController, req: Request, res: Response, principal: Principal) => Promise<void | SeriesAnswer>;
 
-  @Get('ArchiverWarning')
-  @GridReadDocs(T.ARCHIVER_WARNING_TABLE, 'Archiver stage invocations slower than ArchiverWarnThresholdMilliseconds.')
-  archiverWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.ARCHIVER_WARNING_TABLE, req, res, p);
-  }
+/**
+ * Adds one route method to the controller, decorated as a hand-written method would be:
+ * `@Get(path) @Docs method(@Req() req, @Res() res, @CurrentPrincipal() p)` (with `@Res` only for a
+ * grid read, which streams its answer itself).
+ */
+function route(name: string, path: string, docs: MethodDecorator, streams: boolean, handler: Handler): void {
+  const prototype = TelemetryReadsController.prototype as unknown as Record<string, unknown>;
+  const method = streams
+    ? function (this: TelemetryReadsController, req: Request, res: Response, principal: Principal) {
+        return handler.call(this, req, res, principal);
+      }
+    : function (this: TelemetryReadsController, req: Request, principal: Principal) {
+        return handler.call(this, req, undefined as unknown as Response, principal);
+      };
+  Object.defineProperty(method, 'name', { value: name });
+  Object.defineProperty(prototype, name, { value: method, writable: true, configurable: true, enumerable: false });
+  const descriptor = Object.getOwnPropertyDescriptor(prototype, name)!;
+  const params = streams ? [Req(), Res(), CurrentPrincipal()] : [Req(), CurrentPrincipal()];
+  params.forEach((decorate, index) => decorate(prototype, name, index));
+  Reflect.defineMetadata('design:paramtypes', params.map(() => Object), prototype, name);
+  Reflect.defineMetadata('design:returntype', Promise, prototype, name);
+  docs(prototype, name, descriptor);
+  Get(path)(prototype, name, descriptor);
+}
 
-  @Get('CaseCreationStagePerformanceCounter')
-  @GridReadDocs(T.CASE_CREATION_STAGE_COUNTER_TABLE, 'Case creation stage counters (global), about one row per stage per minute.')
-  caseCreationStageCounter(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.CASE_CREATION_STAGE_COUNTER_TABLE, req, res, p);
-  }
+/** `archiverWarning` for ArchiverWarning: the method (and OpenAPI operation) name of a table's read. */
+const methodName = (table: TelemetryTable) => table.read.table.charAt(0).toLowerCase() + table.read.table.slice(1);
 
-  @Get('CaseCreationWarning')
-  @GridReadDocs(T.CASE_CREATION_WARNING_TABLE, 'Case creation stage invocations slower than CaseCreationWarnThresholdMilliseconds.')
-  caseCreationWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.CASE_CREATION_WARNING_TABLE, req, res, p);
-  }
+for (const table of TELEMETRY_TABLES) {
+  route(methodName(table), table.read.table, GridReadDocs(table.read, table.summary), true, function (req, res, p) {
+    return this.reads.answer(table.read, req, res, p);
+  });
+}
 
-  @Get('ModelInvokeWarning')
-  @GridReadDocs(T.MODEL_INVOKE_WARNING_TABLE, "Trace points slower than the model's warn threshold; from/to bound OccurredDate.")
-  modelInvokeWarning(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.MODEL_INVOKE_WARNING_TABLE, req, res, p);
-  }
-
-  @Get('CaptureQueueHealth')
-  @GridReadDocs(T.CAPTURE_QUEUE_HEALTH_TABLE, 'One row per capture queue per minute: depth at flush and entries dropped.')
-  captureQueueHealth(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.CAPTURE_QUEUE_HEALTH_TABLE, req, res, p);
-  }
-
-  @Get('RedisConnectionEvent')
-  @GridReadDocs(T.REDIS_CONNECTION_EVENT_TABLE, 'Connection events of the Redis client.')
-  redisConnectionEvent(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.REDIS_CONNECTION_EVENT_TABLE, req, res, p);
-  }
-
-  @Get('RedisSentinelEvent')
-  @GridReadDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'Events of the Redis Sentinels (a master down, a failover, the new master), as each node read them.')
-  redisSentinelEvent(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.REDIS_SENTINEL_EVENT_TABLE, req, res, p);
-  }
-
-  @Get('OpenTelemetryMetric')
-  @GridReadDocs(T.OPEN_TELEMETRY_METRIC_TABLE, 'Per-minute aggregates of every instrument series (name + tags).')
-  openTelemetryMetric(@Req() req: Request, @Res() res: Response, @CurrentPrincipal() p: Principal): Promise<void> {
-    return this.reads.answer(T.OPEN_TELEMETRY_METRIC_TABLE, req, res, p);
-  }
-
-  // The series beside each read (contract 17): the same description, bucketed and grouped in PostgreSQL.
-
-  @Get('ArchiverStagePerformanceCounter/Series')
-  @SeriesDocs(T.ARCHIVER_STAGE_COUNTER_TABLE, 'ArchiverStagePerformanceCounter over time: points per bucket, optionally one series per group.')
-  archiverStageCounterSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.ARCHIVER_STAGE_COUNTER_TABLE, req, p);
-  }
-
-  @Get('ArchiverWarning/Series')
-  @SeriesDocs(T.ARCHIVER_WARNING_TABLE, 'ArchiverWarning over time: points per bucket, optionally one series per group.')
-  archiverWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.ARCHIVER_WARNING_TABLE, req, p);
-  }
-
-  @Get('CaseCreationStagePerformanceCounter/Series')
-  @SeriesDocs(T.CASE_CREATION_STAGE_COUNTER_TABLE, 'CaseCreationStagePerformanceCounter over time: points per bucket, optionally one series per group.')
-  caseCreationStageCounterSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.CASE_CREATION_STAGE_COUNTER_TABLE, req, p);
-  }
-
-  @Get('CaseCreationWarning/Series')
-  @SeriesDocs(T.CASE_CREATION_WARNING_TABLE, 'CaseCreationWarning over time: points per bucket, optionally one series per group.')
-  caseCreationWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.CASE_CREATION_WARNING_TABLE, req, p);
-  }
-
-  @Get('ModelInvokeWarning/Series')
-  @SeriesDocs(T.MODEL_INVOKE_WARNING_TABLE, 'ModelInvokeWarning over time: points per bucket, optionally one series per group.')
-  modelInvokeWarningSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.MODEL_INVOKE_WARNING_TABLE, req, p);
-  }
-
-  @Get('CaptureQueueHealth/Series')
-  @SeriesDocs(T.CAPTURE_QUEUE_HEALTH_TABLE, 'CaptureQueueHealth over time: points per bucket, optionally one series per group.')
-  captureQueueHealthSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.CAPTURE_QUEUE_HEALTH_TABLE, req, p);
-  }
-
-  @Get('RedisConnectionEvent/Series')
-  @SeriesDocs(T.REDIS_CONNECTION_EVENT_TABLE, 'RedisConnectionEvent over time: points per bucket, optionally one series per group.')
-  redisConnectionEventSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.REDIS_CONNECTION_EVENT_TABLE, req, p);
-  }
-
-  @Get('RedisSentinelEvent/Series')
-  @SeriesDocs(T.REDIS_SENTINEL_EVENT_TABLE, 'RedisSentinelEvent over time: points per bucket, optionally one series per group.')
-  redisSentinelEventSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.REDIS_SENTINEL_EVENT_TABLE, req, p);
-  }
-
-  @Get('OpenTelemetryMetric/Series')
-  @SeriesDocs(T.OPEN_TELEMETRY_METRIC_TABLE, 'OpenTelemetryMetric over time: points per bucket, optionally one series per group.')
-  openTelemetryMetricSeries(@Req() req: Request, @CurrentPrincipal() p: Principal): Promise<SeriesAnswer> {
-    return this.reads.series(T.OPEN_TELEMETRY_METRIC_TABLE, req, p);
-  }
+// The series beside each read (contract 17): the same description, bucketed and grouped in PostgreSQL.
+for (const table of TELEMETRY_TABLES) {
+  const name = table.read.table;
+  route(`${methodName(table)}Series`, `${name}/Series`, SeriesDocs(table.read, `${name} over time: points per bucket, optionally one series per group.`), false, function (req, _res, p) {
+    return this.reads.series(table.read, req, p);
+  });
 }

@@ -9,7 +9,7 @@ import {
   LogoutOutcomeId,
   LogoutReasonId,
 } from '../audit/audit.types';
-import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../capture-queues/capture-queue-id';
+import { CAPTURE_QUEUE_IDS, CAPTURE_QUEUE_NAMES } from '../telemetry/telemetry.tables';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../access/permissions';
 
@@ -61,7 +61,7 @@ export function codeTables(): CodeTables {
     logoutOutcomes: codeTable(LogoutOutcomeId, LOGOUT_OUTCOME_NAMES),
     archiverStages: codeTable(ArchiverStage, ARCHIVER_STAGE_NAMES),
     caseCreationStages: codeTable(CaseCreationStage, CASE_CREATION_STAGE_NAMES),
-    captureQueues: codeTable(CaptureQueueId, CAPTURE_QUEUE_NAMES),
+    captureQueues: codeTable(CAPTURE_QUEUE_IDS, CAPTURE_QUEUE_NAMES),
     permissions: codeTable(Permission, PERMISSION_NAMES, PERMISSION_NOTES),
   };
 }
