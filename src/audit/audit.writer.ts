@@ -35,6 +35,25 @@ export interface UserLogoutEntry {
   message?: string | null;
   /** When it happened; default now. A row kept through an outage is written with its own instant. */
   createdDate?: Date;
+  /**
+   * Its Id, from the table's sequence, taken before its first attempt when not given; with
+   * CreatedDate its identity, kept by every copy of it (LogoutIdentity).
+   */
+  id?: string | null;
+}
+
+/**
+ * Who a UserLogout row is: (Id, CreatedDate), the table's primary key, given before the first attempt
+ * to write it and kept by every later copy (the kept row, its spool line), so that a write whose
+ * commit was in doubt (its answer lost, its COMMIT still waiting for a synchronous standby) and a
+ * later write of the copy make one row: the second is skipped by the primary key. The Id is taken
+ * from the sequence at the first attempt, inside its transaction, so it is known even when the
+ * answer to that transaction never comes; it stays null while the database could not be reached,
+ * and then nothing was written (docs/decisions/0025-logout-identity.md).
+ */
+export interface LogoutIdentity {
+  createdDate: Date;
+  id: string | null;
 }
 
 /** UserLogout rows kept in memory while they cannot be written; beyond this the newest are dropped and counted. */
@@ -45,12 +64,11 @@ const RETRY_BATCH = 500;
 const PROVIDER_FAILURES = new Set([7, 8, 9, 10]);
 
 /** A UserLogout row as it waits for the database, in memory and in the spool. */
-type SpooledLogout = UserLogoutEntry & { createdDate: Date };
+type SpooledLogout = UserLogoutEntry & LogoutIdentity;
 /**
- * `replayed` when it may already be in the table: an earlier run of this node kept it (that run may
- * have written it), or its own write failed with an outcome unknown (a commit the synchronous standby
- * did not confirm, a connection lost during COMMIT), so it is checked before being written again.
- * `onDisk` once the spool has it.
+ * `replayed` when an earlier run of this node kept it (that run may have written it): a row with an
+ * Id is then written like any other (the primary key skips it if it is there), a row without one
+ * (spooled by an older build) is checked against the table first. `onDisk` once the spool has it.
  */
 type KeptLogout = SpooledLogout & BacklogFlags;
 
@@ -121,16 +139,16 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
    * is "written before the answer, or no success".
    */
   async logoutEventually(entry: UserLogoutEntry): Promise<'written' | 'kept' | 'refused'> {
-    const dated: KeptLogout = { ...entry, createdDate: entry.createdDate ?? this.clock.now() };
+    const dated: KeptLogout = { ...entry, createdDate: entry.createdDate ?? this.clock.now(), id: entry.id ?? null };
     try {
       // Behind rows already waiting, so the trail keeps its order of writing as far as it can.
       if (this.kept.length === 0) {
-        await this.logout(dated);
+        await this.logout(dated, undefined, dated);
         return 'written';
       }
     } catch (error) {
-      // Tried and failed for the database's sake: the row may have been committed all the same.
-      dated.replayed = true;
+      // Tried and failed for the database's sake: it may have been committed all the same, and the
+      // kept copy has its Id (LogoutIdentity), so writing it again is a no-op then.
       if (!isDatabaseUnavailable(error)) {
         // The database answered and refused this row: trying it again would fail again.
         this.logger.error(`a UserLogout row (user ${entry.userRegistryId ?? 'none'}) was refused by the database and is lost: ${messageOf(error)}`);
@@ -153,6 +171,10 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
       let written = 0;
       let settled = 0;
       try {
+        // When the database still cannot be reached, the batch below fails the same way (or names its rows).
+        await this.identifyKept().catch((error: unknown) => {
+          if (!isDatabaseUnavailable(error)) this.logger.error(`cannot take Ids for the kept UserLogout rows: ${messageOf(error)}`);
+        });
         while (this.kept.length > 0) {
           const batch = this.kept.oldest(RETRY_BATCH);
           try {
@@ -162,12 +184,9 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             this.kept.settle(batch.length);
             continue;
           } catch (error) {
-            if (isDatabaseUnavailable(error)) {
-              // The INSERT may have been committed all the same (a commit not confirmed, a connection lost
-              // during COMMIT): checked against the table on the next try.
-              for (const entry of batch) entry.replayed = true;
-              break;
-            }
+            // The INSERT may have been committed all the same (a commit not confirmed, a connection lost
+            // during COMMIT): the rows keep their Ids, so the next try skips what it wrote.
+            if (isDatabaseUnavailable(error)) break;
           }
           // The batch was refused for what it holds, not for an outage: row by row, setting aside the bad.
           const next = this.kept.oldest(1)[0];
@@ -175,10 +194,7 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
             await this.logoutKept([next]);
             written++;
           } catch (error) {
-            if (isDatabaseUnavailable(error)) {
-              next.replayed = true;
-              break;
-            }
+            if (isDatabaseUnavailable(error)) break;
             this.droppedCount++;
             this.logger.error(`a kept UserLogout row (user ${next.userRegistryId ?? 'none'}, ${next.createdDate.toISOString()}) cannot be written and is dropped: ${messageOf(error)}`);
           }
@@ -232,9 +248,32 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
     );
   }
 
-  /** Writes a UserLogout row; inside `tx` when the caller's transaction must hold it. */
-  async logout(entry: UserLogoutEntry, tx?: EntityManager): Promise<void> {
-    await this.logouts.insert([this.logoutRow(entry)], tx);
+  /** A new row's identity: its instant now, its Id taken at its first attempt (LogoutIdentity). */
+  identity(): LogoutIdentity {
+    return { createdDate: this.clock.now(), id: null };
+  }
+
+  /**
+   * Writes a UserLogout row; inside `tx` when the caller's transaction must hold it. `identity` (its
+   * CreatedDate and Id) is filled in before the INSERT is sent, so the caller that keeps a copy of the
+   * row when the answer does not come writes the same row (LogoutIdentity).
+   */
+  async logout(entry: UserLogoutEntry, tx?: EntityManager, identity: LogoutIdentity = { createdDate: entry.createdDate ?? this.clock.now(), id: entry.id ?? null }): Promise<void> {
+    identity.id ??= (await this.logouts.reserveIds(1, tx))[0];
+    await this.logouts.insert([this.logoutRow({ ...entry, ...identity })], tx);
+  }
+
+  /**
+   * Gives every kept row without an Id one (rows kept while the database could not be reached),
+   * before any of them is tried, and puts the Ids in the spool so a run killed after a write whose
+   * answer it lost writes the same rows again. One query, one rewrite of the spool.
+   */
+  private async identifyKept(): Promise<void> {
+    const unnamed = this.kept.oldest().filter((entry) => !entry.id && !entry.replayed);
+    if (unnamed.length === 0) return;
+    const ids = await this.logouts.reserveIds(unnamed.length);
+    unnamed.forEach((entry, i) => (entry.id = ids[i]));
+    if (unnamed.some((entry) => entry.onDisk)) await this.kept.rewrite();
   }
 
   /**
@@ -243,6 +282,12 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
    * administrators see it like any other.
    */
   private async logoutKept(entries: KeptLogout[]): Promise<void> {
+    // A row spooled by an older build has no Id: it is checked against the table (that build's run may
+    // have written it) before it gets one. Every row is then written with its Id.
+    const unnamed = entries.filter((entry) => !entry.id);
+    const legacy = new Set(unnamed.filter((entry) => entry.replayed));
+    const ids = await this.logouts.reserveIds(unnamed.length);
+    unnamed.forEach((entry, i) => (entry.id = ids[i]));
     const unknown = entries.filter((e) => e.tenantRegistryId === null && e.userRegistryId !== null).map((e) => e.userRegistryId!);
     const tenants = await this.users.tenantsOf(unknown);
     const rows = entries.map((entry) => {
@@ -251,14 +296,14 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
       return row;
     });
     // A replayed row may have been written by the run that kept it: written once, never twice.
-    const replayed = rows.filter((_, i) => entries[i].replayed);
-    const written = await this.logouts.alreadyWritten(replayed);
+    const written = await this.logouts.alreadyWritten(rows.filter((_, i) => legacy.has(entries[i])));
     await this.logouts.insert(rows.filter((row) => !written.has(row)));
   }
 
-  private logoutRow(entry: UserLogoutEntry): NewUserLogout {
+  private logoutRow(entry: UserLogoutEntry & LogoutIdentity): NewUserLogout {
     return {
-      createdDate: entry.createdDate ?? this.clock.now(),
+      id: entry.id!,
+      createdDate: entry.createdDate,
       createdUser: entry.createdUser,
       userRegistryId: entry.userRegistryId,
       tenantRegistryId: entry.tenantRegistryId,
@@ -282,6 +327,8 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
  */
 const LOGOUT_LINE: { [K in keyof Omit<SpooledLogout, 'context'>]-?: { read: (value: unknown) => SpooledLogout[K] | null; required?: true } } = {
   createdDate: { read: field.date, required: true },
+  // Absent from a line spooled by an older build (such a row is checked against the table before it is written).
+  id: { read: field.bigint },
   createdUser: { read: field.text },
   userRegistryId: { read: field.id },
   tenantRegistryId: { read: field.id },

@@ -5,11 +5,12 @@ import { BOUNDS, boundText } from '../common/text';
 import { UserLogout } from './user-logout.entity';
 
 /**
- * One session cut as written (contract 9): the entity's columns less the generated Id and the
- * trigger-kept SearchText, so a new column is declared once, on the entity. The texts are bounded and
- * stripped here.
+ * One session cut as written (contract 9): the entity's columns less the trigger-kept SearchText, so a
+ * new column is declared once, on the entity. Its Id is taken from the table's sequence before its
+ * first attempt (reserveIds), so every later write of the same row is the same row (docs/decisions,
+ * logout-identity). The texts are bounded and stripped here.
  */
-export type NewUserLogout = Omit<UserLogout, 'id' | 'searchText'>;
+export type NewUserLogout = Omit<UserLogout, 'searchText'>;
 
 /** The bound of every caller text of a UserLogout row: the table's, the spool's (audit.writer.ts). */
 export const USER_LOGOUT_TEXT_BOUNDS = {
@@ -38,25 +39,42 @@ export class UserLogoutRepository {
   constructor(@InjectRepository(UserLogout) private readonly repository: Repository<UserLogout>) {}
 
   /**
+   * `count` Ids from the table's identity sequence, inside `tx` when given (a sequence is not
+   * transactional: the Ids stay taken whatever the transaction does). One round trip.
+   */
+  async reserveIds(count: number, tx?: EntityManager): Promise<string[]> {
+    if (count === 0) return [];
+    const rows = await (tx ?? this.repository.manager).query<{ id: string }[]>(
+      `SELECT nextval(pg_get_serial_sequence('"UserLogout"', 'Id'))::text AS id FROM generate_series(1, $1)`,
+      [count],
+    );
+    return rows.map((row) => row.id);
+  }
+
+  /**
    * Inserts the rows in one statement (a multi-row VALUES; the audit retry writes up to 500 at once),
-   * inside `tx` when the caller's transaction must hold it.
+   * inside `tx` when the caller's transaction must hold it. A row whose (Id, CreatedDate) is already
+   * in the table is skipped in the same statement (ON CONFLICT DO NOTHING on the primary key): it is
+   * a copy of a row whose first write did commit though its answer never came. A conflicting row
+   * still being committed (a COMMIT waiting for the synchronous standby) is waited for, then skipped
+   * if it committed. A skipped row fires no row trigger: it is not enqueued for sealing twice.
    */
   async insert(rows: NewUserLogout[], tx?: EntityManager): Promise<void> {
     if (rows.length === 0) return;
     await (tx?.getRepository(UserLogout) ?? this.repository)
       .createQueryBuilder()
       .insert()
-      .values(
-        rows.map(boundLogoutTexts),
-      )
-      // Nothing to read back: no RETURNING of the generated Id and defaults.
+      .values(rows.map(boundLogoutTexts))
+      .orIgnore()
+      // Nothing to read back: no RETURNING of defaults.
       .updateEntity(false)
       .execute();
   }
 
   /**
-   * Which of `rows` are already written (same instant, user, reason and outcome): a node that wrote
-   * kept rows and was killed before its spool said so writes them again at start (common/json-lines-spool.ts).
+   * Which of `rows` are already written (same instant, user, reason and outcome): for rows kept
+   * without an Id (spooled by a build older than the kept identity), which a node that wrote them and
+   * was killed before its spool said so writes again at start (common/json-lines-spool.ts).
    * One indexed read (IX_UserLogout_CreatedDate) for up to 500 instants.
    */
   async alreadyWritten(rows: NewUserLogout[]): Promise<Set<NewUserLogout>> {

@@ -195,6 +195,8 @@ const lines = <T>(rows: T[]) => rows.map((row) => `${JSON.stringify(row)}\n`).jo
 export const field = {
   text: (value: unknown): string | null => (typeof value === 'string' ? value : null),
   id: (value: unknown): number | null => (Number.isSafeInteger(value) ? (value as number) : null),
+  /** A bigint as its decimal text (a positive one, at most 19 digits), as node-postgres reads it. */
+  bigint: (value: unknown): string | null => (typeof value === 'string' && /^[1-9][0-9]{0,18}$/.test(value) ? value : null),
   date(value: unknown): Date | null {
     if (typeof value !== 'string') return null;
     const parsed = new Date(value);

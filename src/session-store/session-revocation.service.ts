@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
+import { AuditWriter, LogoutIdentity } from '../audit/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -24,6 +24,12 @@ export interface RevocationOptions {
   /** Who cut it, for an administrator revocation; the user themself when absent. */
   cutByUser?: string | null;
   message?: string | null;
+  /**
+   * The UserLogout row's identity, filled in before its INSERT is sent: a caller that records the
+   * failure of a revocation whose commit is in doubt writes its row as this same row (written once).
+   * Its CreatedDate is the revocation's instant.
+   */
+  identity?: LogoutIdentity;
 }
 
 /**
@@ -71,7 +77,8 @@ export class SessionRevocation {
    * were several; null when none was open (a forced password change at sign-in, say).
    */
   async revokeAll(owner: SessionOwner, options: RevocationOptions): Promise<Date> {
-    const now = this.clock.now();
+    const identity = options.identity ?? this.audit.identity();
+    const now = identity.createdDate;
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
     await this.transactions.run(async (manager) => {
@@ -94,6 +101,7 @@ export class SessionRevocation {
           message,
         },
         manager,
+        identity,
       );
     });
     await this.announceEnded(owner.userRegistryId);

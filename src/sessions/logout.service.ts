@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
+import { AuditWriter, LogoutIdentity } from '../audit/audit.writer';
 import { Authenticator, presentedCredential } from '../guard/authenticator.service';
 import { SessionCookies } from '../guard/cookies';
 import { JwtVerifier } from '../guard/jwt-verifier';
@@ -50,11 +50,15 @@ export class LogoutService {
       await this.recordWithoutSession(context);
       return 'noSession';
     }
+    // One logout, one UserLogout row: the revocation's, or the one saying it could not be written, as
+    // the same row (identity), so a revocation committed after its deadline is not recorded twice.
+    const identity = this.audit.identity();
     try {
       await this.revocation.revokeAll(session.owner, {
         reasonId: LogoutReasonId.UserLogout,
         context,
         sessionStartDate: session.sessionStart,
+        identity,
       });
       this.logger.log(`user ${session.owner.userRegistryId} logged out`);
       return 'revoked';
@@ -77,7 +81,7 @@ export class LogoutService {
           `logout of user ${session.owner.userRegistryId}: the revocation could not be written, the token stays valid until it expires: ${(error as Error).message}`,
         );
       }
-      await this.recordFailure(session, context);
+      await this.recordFailure(session, context, identity);
       // The browser is logged out anyway; its streams need not outlive it.
       await this.revocation.announceEnded(session.owner.userRegistryId);
       return 'revocationFailed';
@@ -110,9 +114,13 @@ export class LogoutService {
     }
   }
 
-  /** Kept and written on recovery (with this instant) when the database cannot take it now. */
-  private async recordFailure(session: PresentedSession, context: RequestContext): Promise<void> {
+  /**
+   * Kept and written on recovery when the database cannot take it now, as the revocation's row
+   * (`identity`): skipped if the revocation did commit after all.
+   */
+  private async recordFailure(session: PresentedSession, context: RequestContext, identity: LogoutIdentity): Promise<void> {
     await this.audit.logoutEventually({
+      ...identity,
       createdUser: session.owner.userName,
       userRegistryId: session.owner.userRegistryId,
       tenantRegistryId: session.owner.tenantRegistryId,

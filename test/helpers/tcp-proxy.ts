@@ -8,6 +8,9 @@ import { createServer, Server, Socket, connect } from 'node:net';
  *   down or a firewall that rejects;
  * - `blackhole()`: connections stay open and new ones are accepted, but every byte is silently
  *   dropped in both directions, like a partition or a stalled server: nothing fails, nothing answers;
+ * - `loseAnswersAfter(pattern)`: one connection's request reaches the server but no answer comes back
+ *   (a network lost between a COMMIT and its answer): the outcome of that statement is in doubt for
+ *   the client, though the server did it;
  * - `restore()`: traffic flows again. Connections that lived through a black hole are reset (their
  *   streams lost bytes and can never be trusted again); the peers reconnect.
  *
@@ -26,6 +29,12 @@ export interface TcpProxy {
    * to another server (a failover) does: the peers reconnect, to the new server.
    */
   retarget(targetPort: number): void;
+  /**
+   * Arms a one-shot fault: the first connection whose bytes sent to the server since now match
+   * `pattern` (read as latin1, across its chunks) has them delivered, and from then on every byte the
+   * server sends it is dropped; the client's own deadline ends it. Resolves once it happened.
+   */
+  loseAnswersAfter(pattern: RegExp): Promise<void>;
   /** Connections accepted since the start (to see that a client reconnected). */
   readonly accepted: number;
   close(): Promise<void>;
@@ -36,6 +45,10 @@ interface Pair {
   upstream: Socket | null;
   /** Lived through a black hole: reset on restore. */
   tainted: boolean;
+  /** What the client sent since the armed loseAnswersAfter, while one is armed. */
+  sent: string;
+  /** Answers from the server are dropped (loseAnswersAfter fired on it). */
+  answersLost: boolean;
 }
 
 /**
@@ -56,6 +69,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
   let accepted = 0;
   let target = targetPort;
   let server: Server;
+  let armed: { pattern: RegExp; fired: () => void } | null = null;
 
   const drop = (pair: Pair) => {
     cut(pair.client);
@@ -65,7 +79,7 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
 
   const onConnection = (client: Socket) => {
     accepted++;
-    const pair: Pair = { client, upstream: null, tainted: mode === 'blackhole' };
+    const pair: Pair = { client, upstream: null, tainted: mode === 'blackhole', sent: '', answersLost: false };
     pairs.add(pair);
     client.on('error', () => drop(pair));
     client.on('close', () => drop(pair));
@@ -79,11 +93,20 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     upstream.on('error', () => drop(pair));
     upstream.on('close', () => drop(pair));
     // Forward only while passing; in a black hole the bytes are read and dropped (the sockets stay open).
-    client.on('data', (chunk) => {
-      if (mode === 'pass' && !pair.tainted) upstream.write(chunk);
+    client.on('data', (chunk: Buffer) => {
+      if (mode !== 'pass' || pair.tainted) return;
+      upstream.write(chunk);
+      if (armed) {
+        pair.sent += chunk.toString('latin1');
+        if (armed.pattern.test(pair.sent)) {
+          pair.answersLost = true;
+          armed.fired();
+          armed = null;
+        }
+      }
     });
     upstream.on('data', (chunk) => {
-      if (mode === 'pass' && !pair.tainted) client.write(chunk);
+      if (mode === 'pass' && !pair.tainted && !pair.answersLost) client.write(chunk);
     });
   };
 
@@ -147,6 +170,10 @@ export async function startTcpProxy(targetPort: number, targetHost = '127.0.0.1'
     retarget(port: number) {
       target = port;
       for (const pair of [...pairs]) drop(pair);
+    },
+    loseAnswersAfter(pattern: RegExp) {
+      for (const pair of pairs) pair.sent = '';
+      return new Promise<void>((fired) => (armed = { pattern, fired }));
     },
     async close() {
       for (const pair of [...pairs]) drop(pair);
