@@ -50,7 +50,7 @@ async function main() {
   const { dataSourceOptions } = require('../dist/database/data-source');
   const { MIGRATIONS } = require('../dist/database/migrations');
   const { PARTITIONED_TABLES } = require('../dist/retention/partition-plan');
-  const { convertToPartitioned } = require('../dist/retention/partition-conversion');
+  const { convertToPartitioned } = require('../dist/database/migrations/partition-conversion.frozen');
   const before = MIGRATIONS.filter((m) => Number(/(\d{13})$/.exec(m.name)[1]) < 1766100000000);
   const dataSource = await new DataSource({ ...dataSourceOptions(url.toString(), 2), migrations: before }).initialize();
   await dataSource.runMigrations({ transaction: 'each' });

@@ -2,7 +2,8 @@
  * Which partitions the audit and telemetry tables need (contract 16), as pure functions of the
  * clock and of the partitions that exist. Periods are UTC days and UTC months of CreatedDate: a
  * partition [from, to) holds the rows with from <= CreatedDate < to. The SQL that acts on these
- * plans is in partition.repository.ts and partition-conversion.ts.
+ * plans is in partition.repository.ts (the conversion of an existing install is frozen in the
+ * migrations' own folder: src/database/migrations/partition-conversion.frozen.ts).
  */
 
 export type Period = 'day' | 'month';

@@ -1,11 +1,23 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { convertToPartitioned } from '../../retention/partition-conversion';
-import { TELEMETRY_TABLES } from '../../retention/partition-plan';
+import { convertToPartitioned, FrozenPartitionedTable } from './partition-conversion.frozen';
+
+/** The tables this migration converts, as they were when it was written (frozen: STYLE.md 15). */
+const TELEMETRY_TABLES: readonly FrozenPartitionedTable[] = [
+  'ArchiverStagePerformanceCounter',
+  'CaseCreationStagePerformanceCounter',
+  'ArchiverWarning',
+  'CaseCreationWarning',
+  'ModelInvokeWarning',
+  'CaptureQueueHealth',
+  'RedisConnectionEvent',
+  'RedisSentinelEvent',
+  'OpenTelemetryMetric',
+].map((table) => ({ table, period: 'day' as const }));
 
 /**
  * Issue 20 (contract 16): the nine telemetry tables partitioned by day of CreatedDate, so retention
  * drops whole days instead of deleting rows. An existing table is attached whole as one partition:
- * no row is copied (see partition-conversion.ts and docs/decisions/0018-retention-by-partition.md).
+ * no row is copied (see partition-conversion.frozen.ts and docs/decisions/0020-retention-by-partition.md).
  * Outside a transaction: the index build and the CHECK validation must not lock writers out; each
  * table's switch is its own short transaction.
  */

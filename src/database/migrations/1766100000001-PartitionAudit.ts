@@ -1,6 +1,11 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { convertToPartitioned } from '../../retention/partition-conversion';
-import { AUDIT_TABLES } from '../../retention/partition-plan';
+import { convertToPartitioned, FrozenPartitionedTable } from './partition-conversion.frozen';
+
+/** The tables this migration converts, as they were when it was written (frozen: STYLE.md 15). */
+const AUDIT_TABLES: readonly FrozenPartitionedTable[] = [
+  { table: 'UserLogin', period: 'month' },
+  { table: 'UserLogout', period: 'month' },
+];
 
 /**
  * Issue 20 (contract 16): UserLogin and UserLogout partitioned by month of CreatedDate, so retention
@@ -9,7 +14,7 @@ import { AUDIT_TABLES } from '../../retention/partition-plan';
  * every leaf already sealed still names its row. The table's triggers (SearchText, append-only, the
  * sealer's enqueue) are re-created on the partitioned parent from their own definitions, which
  * PostgreSQL clones to every partition; the statement-level TRUNCATE refusal, which it does not clone,
- * is copied to each partition as it is made (partition-sql.ts).
+ * is copied to each partition as it is made (partition-conversion.frozen.ts).
  */
 export class PartitionAudit1766100000001 implements MigrationInterface {
   name = 'PartitionAudit1766100000001';

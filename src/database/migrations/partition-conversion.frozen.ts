@@ -1,21 +1,114 @@
 import { QueryRunner } from 'typeorm';
-import {
-  addPeriods,
-  ident,
-  legacyPartitionName,
-  legacyUpperBound,
-  PARTITION_KEY,
-  PartitionedTable,
-  periodStart,
-  PERIODS_AHEAD,
-  partitionName,
-  timestampLiteral,
-} from './partition-plan';
-import { createPartition, isPartitioned, Sql, statementTriggersFor } from './partition-sql';
+
+/**
+ * FROZEN (STYLE.md 15): the partition conversion exactly as migrations PartitionTelemetry and
+ * PartitionAudit ran it when they were written, with its own copy of every helper, so that later
+ * changes to src/retention (new tables, new partition rules) never change what an old migration does.
+ * Imports nothing but TypeORM. Do not edit; a new rule is a new migration.
+ */
+
+/** A table to convert: its name and the period of its partitions. */
+export interface FrozenPartitionedTable {
+  table: string;
+  period: 'day' | 'month';
+}
+type Period = FrozenPartitionedTable['period'];
+type Sql = (sql: string, params?: unknown[]) => Promise<any[]>;
+
+const PERIODS_AHEAD = 2;
+const PARTITION_KEY = 'CreatedDate';
+const PARTITION_STORAGE = 'autovacuum_vacuum_insert_threshold = 1000, autovacuum_vacuum_insert_scale_factor = 0';
+const APPEND_ONLY_FUNCTION = 'AuditAppendOnly';
+
+function periodStart(period: Period, date: Date): Date {
+  return period === 'day'
+    ? new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), date.getUTCDate()))
+    : new Date(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1));
+}
+
+function addPeriods(period: Period, start: Date, n: number): Date {
+  return period === 'day'
+    ? new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), start.getUTCDate() + n))
+    : new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + n, 1));
+}
+
+const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+
+function partitionName(table: FrozenPartitionedTable, start: Date): string {
+  const stamp = `${pad(start.getUTCFullYear(), 4)}${pad(start.getUTCMonth() + 1)}${table.period === 'day' ? pad(start.getUTCDate()) : ''}`;
+  return `${table.table}_p${stamp}`;
+}
+
+function defaultPartitionName(table: FrozenPartitionedTable): string {
+  return `${table.table}_default`;
+}
+
+function legacyPartitionName(table: FrozenPartitionedTable): string {
+  return `${table.table}_legacy`;
+}
+
+function legacyUpperBound(period: Period, now: Date, newest: Date | null): Date {
+  const afterNext = addPeriods(period, periodStart(period, now), 2);
+  if (!newest) return afterNext;
+  const afterNewest = addPeriods(period, periodStart(period, newest), 1);
+  return afterNewest.getTime() > afterNext.getTime() ? afterNewest : afterNext;
+}
+
+function timestampLiteral(date: Date): string {
+  return `'${date.toISOString()}'::timestamptz`;
+}
+
+function ident(name: string): string {
+  if (!/^[A-Za-z0-9_]{1,63}$/.test(name)) throw new Error(`not a partition-safe identifier: ${name}`);
+  return `"${name}"`;
+}
+
+async function isPartitioned(sql: Sql, table: string): Promise<boolean> {
+  const rows = await sql(
+    `SELECT c.relkind = 'p' AS partitioned FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = current_schema() AND c.relname = $1`,
+    [table],
+  );
+  return rows.length > 0 && rows[0].partitioned === true;
+}
+
+/** The append-only TRUNCATE refusal of `table` as CREATE TRIGGER text for the partition `target`. */
+async function statementTriggersFor(sql: Sql, table: string, target: string): Promise<string[]> {
+  const rows = (await sql(
+    `SELECT pg_get_triggerdef(t.oid) AS def, format(' ON %I.%I ', n.nspname, c.relname) AS "on"
+       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace
+       JOIN pg_proc f ON f.oid = t.tgfoid
+      WHERE n.nspname = current_schema() AND c.relname = $1 AND NOT t.tgisinternal AND (t.tgtype & 1) = 0
+        AND f.proname = $2 AND t.tgnewtable IS NULL AND t.tgoldtable IS NULL
+      ORDER BY t.tgname`,
+    [table, APPEND_ONLY_FUNCTION],
+  )) as { def: string; on: string }[];
+  return rows.map((r) => {
+    const at = r.def.indexOf(r.on);
+    if (at < 0) throw new Error(`cannot copy trigger of ${table}: ${r.def}`);
+    return `${r.def.slice(0, at)} ON ${ident(target)} ${r.def.slice(at + r.on.length)}`;
+  });
+}
+
+/** One partition (or DEFAULT) of `table`, made as a plain table then ATTACHed (no lock that stops inserts). */
+async function createPartition(sql: Sql, table: FrozenPartitionedTable, partition: { name: string; from: Date; to: Date } | 'default'): Promise<void> {
+  const name = partition === 'default' ? defaultPartitionName(table) : partition.name;
+  const parent = ident(table.table);
+  await sql(`CREATE TABLE ${ident(name)} (LIKE ${parent} INCLUDING DEFAULTS INCLUDING STORAGE INCLUDING COMPRESSION) WITH (${PARTITION_STORAGE})`);
+  if (partition === 'default') {
+    await sql(`ALTER TABLE ${parent} ATTACH PARTITION ${ident(name)} DEFAULT`);
+  } else {
+    const from = timestampLiteral(partition.from);
+    const to = timestampLiteral(partition.to);
+    await sql(`ALTER TABLE ${ident(name)} ADD CONSTRAINT ${ident(`${name}_range`)} CHECK ("${PARTITION_KEY}" >= ${from} AND "${PARTITION_KEY}" < ${to})`);
+    await sql(`ALTER TABLE ${parent} ATTACH PARTITION ${ident(name)} FOR VALUES FROM (${from}) TO (${to})`);
+  }
+  for (const trigger of await statementTriggersFor(sql, table.table, name)) await sql(trigger);
+}
 
 /**
  * Converts one plain table into a table partitioned by RANGE (CreatedDate) WITHOUT copying a row
- * (contract 16; docs/decisions/0018-retention-by-partition.md). For the migrations; `now` is the wall
+ * (contract 16; docs/decisions/0020-retention-by-partition.md). For the migrations; `now` is the wall
  * clock (a migration runs before the service's Clock exists).
  *
  * Outside any transaction, while nodes on the previous version keep writing:
@@ -38,7 +131,7 @@ import { createPartition, isPartitioned, Sql, statementTriggersFor } from './par
  */
 export async function convertToPartitioned(
   q: QueryRunner,
-  table: PartitionedTable,
+  table: FrozenPartitionedTable,
   now: Date,
   /** Told when each step is done (the upgrade benchmark times them). */
   step: (name: 'index' | 'validate' | 'switch') => void = () => undefined,
