@@ -13,6 +13,7 @@ import { OAuthScheme } from './oauth.scheme';
 import { PasswordController } from './password.controller';
 import { PasswordChange } from './password-change.service';
 import { PasswordScheme } from './password.scheme';
+import { LockoutGuard } from './lockout-guard';
 import { SignInCompletion } from './sign-in-completion.service';
 import { SignInFlow } from './sign-in-flow.service';
 import { SignInThrottleEntry } from './sign-in-throttle.entity';
@@ -38,6 +39,7 @@ const SCHEMES = [
     ...SCHEMES.map(({ scheme }) => scheme),
     SignInFlow,
     SignInCompletion,
+    LockoutGuard,
     PasswordChange,
     NegotiateAcceptor,
     SignInThrottle,

@@ -4,7 +4,8 @@ import { IsOptional, IsString, MaxLength } from 'class-validator';
 import type { Request, Response } from 'express';
 import { CsrfExempt, Public } from '../access/decorators';
 import { notFound } from '../common/problem';
-import { OAuthScheme } from './oauth.scheme';
+import { OAuthScheme, SignInRedirect } from './oauth.scheme';
+import { SignInFlow } from './sign-in-flow.service';
 
 export class OAuthLoginQueryDto {
   @ApiPropertyOptional({ description: 'Where to go after signing in; only a local path is honoured, anything else means /.', maxLength: 2048 })
@@ -17,12 +18,16 @@ export class OAuthLoginQueryDto {
 /**
  * OpenID Connect sign-in routes (contract 8). Both answer with redirects: the login page sends the
  * browser here, this sends it to the provider, the provider sends it back to the callback, and the
- * callback sends it to the local return URL (or to /Account/Login?error=<code>).
+ * callback sends it to the local return URL (or to /Account/Login?error=<code>). Thin: SignInFlow with
+ * OAuthScheme, as every scheme.
  */
 @ApiTags('Authentication')
 @Controller('api/Authentication/OAuth')
 export class OAuthController {
-  constructor(private readonly oauth: OAuthScheme) {}
+  constructor(
+    private readonly flow: SignInFlow,
+    private readonly oauth: OAuthScheme,
+  ) {}
 
   @Get('Login')
   @Public()
@@ -31,7 +36,7 @@ export class OAuthController {
   @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
   async login(@Query() query: OAuthLoginQueryDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     if (!this.oauth.enabled) throw notFound();
-    res.redirect(302, await this.oauth.start(req, res, query.returnUrl));
+    res.redirect(302, await redirectOrRefusal(this.flow.begin(this.oauth, req, () => this.oauth.authorizationUrl(req, res, query.returnUrl))));
   }
 
   @Post('Callback')
@@ -47,7 +52,7 @@ export class OAuthController {
   @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
   async callbackPost(@Req() req: Request, @Res() res: Response): Promise<void> {
     if (!this.oauth.enabled) throw notFound();
-    res.redirect(302, await this.oauth.callback(req, res, 'POST'));
+    res.redirect(302, await this.callback(req, res, 'POST'));
   }
 
   @Get('Callback')
@@ -57,6 +62,21 @@ export class OAuthController {
   @ApiNotFoundResponse({ description: 'OAuthAuthentication is off.' })
   async callbackGet(@Req() req: Request, @Res() res: Response): Promise<void> {
     if (!this.oauth.enabled) throw notFound();
-    res.redirect(302, await this.oauth.callback(req, res, 'GET'));
+    res.redirect(302, await this.callback(req, res, 'GET'));
+  }
+
+  /** The callback, by GET (query) or POST (form_post): where to send the browser next. */
+  private callback(req: Request, res: Response, method: 'GET' | 'POST'): Promise<string> {
+    return redirectOrRefusal(this.flow.run(this.oauth, { method }, req, res).then((result) => this.oauth.landing(result)));
+  }
+}
+
+/** The location to send the browser to: `next`'s, or the refusal's (a SignInRedirect, its row already written). */
+async function redirectOrRefusal(next: Promise<string>): Promise<string> {
+  try {
+    return await next;
+  } catch (error) {
+    if (error instanceof SignInRedirect) return error.location;
+    throw error;
   }
 }

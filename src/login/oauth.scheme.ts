@@ -10,9 +10,7 @@ import { localPath } from '../common/local-path';
 import { hasControlCharacter } from '../common/text';
 import { enabledSchemes } from './enabled-schemes';
 import { bindingMatches, newBinding, OAuthFlow, OAuthStateSealer } from './oauth-state';
-import { SignInFlow } from './sign-in-flow.service';
-import { Identified, SignInFailure, SignInScheme } from './sign-in-scheme';
-import { SignInThrottle } from './sign-in-throttle.service';
+import { Identified, SignInFailure, SignInResult, SignInScheme } from './sign-in-scheme';
 import { messageOf } from '../common/errors';
 
 export const OAUTH_CALLBACK_PATH = '/api/Authentication/OAuth/Callback';
@@ -111,9 +109,7 @@ export class OAuthScheme implements SignInScheme<OAuthCallbackInput, OAuthEviden
   private basicAuthentication = false;
 
   constructor(
-    private readonly flow: SignInFlow,
     private readonly clock: Clock,
-    private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {
     this.sealer = new OAuthStateSealer(settings.jwtKey);
@@ -123,10 +119,12 @@ export class OAuthScheme implements SignInScheme<OAuthCallbackInput, OAuthEviden
     return enabledSchemes(this.settings).oauth;
   }
 
-  /** GET OAuth/Login: the provider's authorization URL for a new flow (or the login page with an error). */
-  async start(req: Request, res: Response, returnUrl: unknown): Promise<string> {
-    // An address past SignInThrottle is not even sent to the provider (contract 13): 429.
-    await this.throttle.check(req, AuthenticationTypeId.OAuth);
+  /**
+   * GET OAuth/Login, run by SignInFlow.begin (an address past the throttle is not even sent to the
+   * provider, contract 13): the provider's authorization URL for a new flow, or a SignInFailure
+   * (RemoteFailure) when the provider cannot be reached.
+   */
+  async authorizationUrl(req: Request, res: Response, returnUrl: unknown): Promise<string> {
     try {
       const client = await this.library();
       const config = await this.discover();
@@ -154,21 +152,14 @@ export class OAuthScheme implements SignInScheme<OAuthCallbackInput, OAuthEviden
         nonce,
       }).href;
     } catch (error) {
-      const failure = error instanceof SignInFailure ? error : new SignInFailure(FailureTypeId.RemoteFailure, messageOf(error));
-      return ((await this.flow.refuse(this, failure, req)) as SignInRedirect).location;
+      throw error instanceof SignInFailure ? error : new SignInFailure(FailureTypeId.RemoteFailure, messageOf(error));
     }
   }
 
-  /** The callback, by GET (query) or POST (form_post): where to send the browser next. */
-  async callback(req: Request, res: Response, method: 'GET' | 'POST'): Promise<string> {
-    try {
-      const result = await this.flow.run(this, { method }, req, res);
-      if (result.kind === 'signedIn') this.logger.log(`user ${result.account.id} signed in by OpenID Connect`);
-      return this.settings.oauthForceRedirect ?? result.evidence.returnUrl;
-    } catch (error) {
-      if (error instanceof SignInRedirect) return error.location;
-      throw error;
-    }
+  /** Where the browser goes after the callback's sign-in went through. */
+  landing(result: SignInResult<OAuthEvidence>): string {
+    if (result.kind === 'signedIn') this.logger.log(`user ${result.account.id} signed in by OpenID Connect`);
+    return this.settings.oauthForceRedirect ?? result.evidence.returnUrl;
   }
 
   claimedName(): null {

@@ -10,7 +10,8 @@ import { passwordRuleProblems, wireHashProblems } from '../users/password-rules'
 import { PasswordTransport } from '../users/password-transport';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { ChangePasswordDto } from './login.dto';
-import { SignInCompletion } from './sign-in-completion.service';
+import { LockoutGuard } from './lockout-guard';
+import { SignInFlow } from './sign-in-flow.service';
 
 /** The clear values of the password fields, after transport decryption; null where absent. */
 export interface OpenedPasswords {
@@ -36,13 +37,15 @@ export class PasswordChange {
     private readonly accounts: UserAccounts,
     private readonly hasher: PasswordHasher,
     private readonly transport: PasswordTransport,
-    private readonly completion: SignInCompletion,
+    private readonly lockout: LockoutGuard,
+    private readonly flow: SignInFlow,
     private readonly revocation: SessionRevocation,
   ) {}
 
   /**
-   * ChangePassword for a signed-in caller: the current password must verify (a wrong one counts
-   * toward the lockout); every earlier session ends and the caller gets a new one.
+   * ChangePassword for a signed-in caller: the current password must verify under the lockout count
+   * (LockoutGuard, as a sign-in's password; a wrong one counts); every earlier session ends and the
+   * caller gets a new one, started by SignInFlow as a sign-in's (its UserLogin row too).
    */
   async changeOwnPassword(userRegistryId: number, dto: ChangePasswordDto, req: Request, res: Response): Promise<IssuedToken> {
     const account = await this.accounts.findById(userRegistryId);
@@ -50,23 +53,18 @@ export class PasswordChange {
     const opened = this.open(dto);
     // The same bounded count as a sign-in (contract 13): a burst of guesses verifies at most
     // PasswordAttempts + 1 of them, and the one that reaches the lock locks the account.
-    const reserved = await this.accounts.reserveAttempt(account.id);
-    if (!reserved.mayVerify) {
-      await this.accounts.releaseAttempt(account.id);
-      await this.hasher.dummyVerify(opened.password ?? '');
-      throw unauthorized();
-    }
-    const verified = !opened.passwordUnreadable && (await this.hasher.verify(account.passwordHash, opened.password ?? ''));
-    if (!verified) {
-      await this.accounts.lockIfExceeded(account.id, reserved.count);
-      throw badRequest('The password was not changed.', [{ field: 'password', message: 'is not the current password' }]);
-    }
-    if (!(await this.accounts.releaseRightAttempt(account.id, reserved))) throw unauthorized();
+    const checked = await this.lockout.verify(account.id, {
+      verify: async () => !opened.passwordUnreadable && (await this.hasher.verify(account.passwordHash, opened.password ?? '')),
+      imitate: () => this.hasher.dummyVerify(opened.password ?? ''),
+    });
+    if (checked.verdict === 'locked') throw unauthorized();
+    if (checked.verdict === 'mismatch') throw badRequest('The password was not changed.', [{ field: 'password', message: 'is not the current password' }]);
+    if (!(await this.accounts.releaseRightAttempt(account.id, checked.reserved))) throw unauthorized();
     const problems = this.problems(account.wirePasswordHash, opened.password!, { ...opened, repeatGiven: true });
     if (problems.length > 0) throw badRequest('The new password is not acceptable.', problems);
     if (!(await this.accounts.recordSuccess(account.id))) throw unauthorized();
     await this.apply(account, opened.newPassword!, req);
-    return this.completion.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
+    return this.flow.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
   }
 
   /** Sets the new password and ends every earlier session of the account. */

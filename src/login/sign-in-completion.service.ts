@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import type { EntityManager } from 'typeorm';
 import { AuthenticationTypeId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
 import { SessionCookies } from '../guard/cookies';
 import { IssuedToken, TokenService } from '../guard/token.service';
 import { Clock } from '../common/clock';
@@ -17,16 +17,15 @@ export interface EstablishedIdentity {
 }
 
 /**
- * The end every successful sign-in shares, whatever the scheme: the UserLogin row and the new
- * UserSession row written together (before the answer), then the service's own JWT, naming that
- * session (`sid`), and both cookies. The caller has recorded the success first
- * (`UserAccounts.recordSuccess`, refused when it raced the lock, contract 13): SignInFlow for every
- * sign-in, PasswordChange for a signed-in caller's password change.
+ * The end every successful sign-in shares, whatever the scheme: the sign-in's UserLogin row (written
+ * by SignInFlow, `recordSignIn`) and the new UserSession row in one transaction (before the answer),
+ * then the service's own JWT, naming that session (`sid`), and both cookies. Used by SignInFlow only
+ * (`SignInFlow.complete`), after the success was recorded (`UserAccounts.recordSuccess`, refused when
+ * it raced the lock, contract 13).
  */
 @Injectable()
 export class SignInCompletion {
   constructor(
-    private readonly audit: AuditWriter,
     private readonly tokens: TokenService,
     private readonly cookies: SessionCookies,
     private readonly sessions: UserSessionRepository,
@@ -34,21 +33,17 @@ export class SignInCompletion {
     private readonly transactions: Transactions,
   ) {}
 
-  async complete(identity: EstablishedIdentity, type: AuthenticationTypeId, req: Request, res: Response): Promise<IssuedToken> {
+  async complete(
+    identity: EstablishedIdentity,
+    type: AuthenticationTypeId,
+    req: Request,
+    res: Response,
+    recordSignIn: (manager: EntityManager) => Promise<void>,
+  ): Promise<IssuedToken> {
     const context = requestContext(req);
     const start = this.clock.now();
     const sessionId = await this.transactions.run(async (manager) => {
-      await this.audit.login(
-        {
-          createdUser: identity.name,
-          userRegistryId: identity.id,
-          tenantRegistryId: identity.tenantRegistryId,
-          authenticationTypeId: type,
-          failureTypeId: null,
-          context,
-        },
-        manager,
-      );
+      await recordSignIn(manager);
       return this.sessions.start(
         { userRegistryId: identity.id, tenantRegistryId: identity.tenantRegistryId, authenticationTypeId: type, start, context },
         manager,

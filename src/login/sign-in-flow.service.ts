@@ -1,15 +1,26 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { FailureTypeId } from '../audit/audit.types';
+import type { EntityManager } from 'typeorm';
+import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { AuditWriter } from '../audit/audit.writer';
+import { messageOf } from '../common/errors';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
+import type { IssuedToken } from '../guard/token.service';
 import { MfaProvider } from '../mfa/mfa.provider';
 import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
-import { SignInCompletion } from './sign-in-completion.service';
+import { LockoutGuard } from './lockout-guard';
+import { EstablishedIdentity, SignInCompletion } from './sign-in-completion.service';
 import { SignInFailure, SignInResult, SignInScheme } from './sign-in-scheme';
-import { SignInThrottle } from './sign-in-throttle.service';
-import { messageOf } from '../common/errors';
+import { SignInThrottle, SignInThrottled } from './sign-in-throttle.service';
+
+/** What a UserLogin row says of a sign-in: who (as far as known) and how it ended (null: signed in). */
+interface SignInRow {
+  createdUser: string | null;
+  account: EstablishedIdentity | null;
+  failureTypeId: FailureTypeId | null;
+  failureMessage?: string;
+}
 
 /**
  * The one sign-in sequence every scheme passes through (docs/decisions/0023-one-sign-in-flow.md):
@@ -18,7 +29,8 @@ import { messageOf } from '../common/errors';
  * (0012), the scheme's proof, the second factor under that place, the success recorded only if no lock
  * raced it, then the UserLogin row, the UserSession row, the token and the cookies (SignInCompletion).
  * Every refusal is a SignInFailure, written as its UserLogin row here (before the answer) and answered
- * as the scheme says. A scheme decides none of this ordering.
+ * as the scheme says; an address past the throttle is a failure recorded here too. Every UserLogin row
+ * is written here (`record`), and nowhere else. A scheme decides none of this ordering.
  */
 @Injectable()
 export class SignInFlow {
@@ -28,6 +40,7 @@ export class SignInFlow {
     private readonly accounts: UserAccounts,
     private readonly audit: AuditWriter,
     private readonly completion: SignInCompletion,
+    private readonly lockout: LockoutGuard,
     private readonly mfa: MfaProvider,
     private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
@@ -41,7 +54,7 @@ export class SignInFlow {
     res: Response,
   ): Promise<SignInResult<Evidence>> {
     // Before anything is looked up or verified: an address past SignInThrottle gets 429 (contract 13).
-    const ticket = await this.throttle.enter(req, scheme.type, scheme.claimedName(input));
+    const ticket = await this.admit(scheme, req, scheme.claimedName(input), () => this.throttle.enter(req));
     let failure: SignInFailure;
     try {
       const result = await this.attempt(scheme, input, req, res);
@@ -58,10 +71,43 @@ export class SignInFlow {
   }
 
   /**
-   * Writes the UserLogin row of a refused sign-in (the only place it is built) and returns what the
-   * scheme answers. Also for a refusal outside `run` (the OIDC start, which cannot reach the provider).
+   * A step before the sign-in proper (the OIDC start, before the browser is sent to the provider): an
+   * address already past the throttle is refused (no place taken), and a SignInFailure of the step is a
+   * refusal with its UserLogin row, answered as the scheme says.
    */
-  async refuse<Input, Evidence>(scheme: SignInScheme<Input, Evidence>, failure: SignInFailure, req: Request): Promise<Error> {
+  async begin<Input, Evidence, T>(scheme: SignInScheme<Input, Evidence>, req: Request, step: () => Promise<T>): Promise<T> {
+    await this.admit(scheme, req, null, () => this.throttle.check(req));
+    try {
+      return await step();
+    } catch (error) {
+      if (!(error instanceof SignInFailure)) throw error;
+      throw await this.refuse(scheme, error, req);
+    }
+  }
+
+  /**
+   * Starts the session of an identity that went through (its success already recorded): its UserLogin
+   * row and its UserSession row in one transaction, the token, the cookies. Every sign-in's end, and
+   * ChangePassword's new session.
+   */
+  complete(account: EstablishedIdentity, type: AuthenticationTypeId, req: Request, res: Response): Promise<IssuedToken> {
+    return this.completion.complete(account, type, req, res, (manager) =>
+      this.record(type, { createdUser: account.name, account, failureTypeId: null }, req, manager),
+    );
+  }
+
+  /** Runs a throttle step; an address past the limit is a failure whose row is written before its 429. */
+  private async admit<Input, Evidence, T>(scheme: SignInScheme<Input, Evidence>, req: Request, createdUser: string | null, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof SignInThrottled) await this.record(scheme.type, { createdUser, account: null, failureTypeId: FailureTypeId.Throttled }, req);
+      throw error;
+    }
+  }
+
+  /** Writes the UserLogin row of a refused sign-in and returns what the scheme answers. */
+  private async refuse<Input, Evidence>(scheme: SignInScheme<Input, Evidence>, failure: SignInFailure, req: Request): Promise<Error> {
     if (failure.failureTypeId !== null) {
       try {
         await this.recordFailure(scheme, failure, req);
@@ -110,7 +156,7 @@ export class SignInFlow {
     const account = found!;
     const refused = (failureTypeId: FailureTypeId): SignInFailure => new SignInFailure(failureTypeId, 'refused', userName, account);
 
-    // Counted before the verify, with the lock read in the same statement (contract 13, decision 0012):
+    // Counted before the verify, with the lock read in the same statement (LockoutGuard, contract 13, 0012):
     // an attempt past the threshold, or on an account locked meanwhile, is refused without verifying.
     let reserved: ReservedAttempt | null = null;
     // The proof is right from here on: a step that stops the sign-in takes back its count, unless the
@@ -119,16 +165,10 @@ export class SignInFlow {
       if (reserved && !(await this.accounts.releaseRightAttempt(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
     };
     if (proof) {
-      reserved = await this.accounts.reserveAttempt(account.id);
-      if (!reserved.mayVerify) {
-        await this.accounts.releaseAttempt(account.id);
-        await proof.imitate(evidence);
-        throw refused(FailureTypeId.PasswordLocked);
-      }
-      if (!(await proof.verify(account, evidence))) {
-        await this.accounts.lockIfExceeded(account.id, reserved.count);
-        throw refused(proof.mismatch);
-      }
+      const checked = await this.lockout.verify(account.id, { verify: () => proof.verify(account, evidence), imitate: () => proof.imitate(evidence) });
+      if (checked.verdict === 'locked') throw refused(FailureTypeId.PasswordLocked);
+      if (checked.verdict === 'mismatch') throw refused(proof.mismatch);
+      reserved = checked.reserved;
       const stop = scheme.afterProof?.(account, input, evidence);
       if (stop) {
         await releaseOrRefuse();
@@ -151,44 +191,50 @@ export class SignInFlow {
           await this.accounts.releaseAttempt(account.id);
           throw refused(FailureTypeId.PasswordLocked);
         }
-      } else {
-        // Identification was the proof: the passcode takes the place, counted like a password.
-        reserved = await this.accounts.reserveAttempt(account.id);
-        if (!reserved.mayVerify) {
-          await this.accounts.releaseAttempt(account.id);
-          throw refused(FailureTypeId.PasswordLocked);
+        const { ok } = await this.mfa.verify({ userName: account.name, passcode });
+        if (!ok) {
+          // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
+          await this.accounts.lockIfExceeded(account.id, reserved.count);
+          throw refused(FailureTypeId.SecondFactorRejected);
         }
-      }
-      const { ok } = await this.mfa.verify({ userName: account.name, passcode });
-      if (!ok) {
-        // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
-        await this.accounts.lockIfExceeded(account.id, reserved.count);
-        throw refused(FailureTypeId.SecondFactorRejected);
+      } else {
+        // Identification was the proof: the passcode is the secret under the lockout count, like a password.
+        const checked = await this.lockout.verify(account.id, {
+          verify: async () => (await this.mfa.verify({ userName: account.name, passcode })).ok,
+          imitate: async () => undefined,
+        });
+        if (checked.verdict === 'locked') throw refused(FailureTypeId.PasswordLocked);
+        if (checked.verdict === 'mismatch') throw refused(FailureTypeId.SecondFactorRejected);
+        reserved = checked.reserved;
       }
     }
 
     // Before anything changes: a success that raced the lock is refused and changes nothing.
     if (!(await this.accounts.recordSuccess(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
     await scheme.beforeSession?.(account, input, evidence, req);
-    const issued = await this.completion.complete(account, scheme.type, req, res);
+    const issued = await this.complete(account, scheme.type, req, res);
     return { kind: 'signedIn', issued, account, evidence };
   }
 
   /** The UserLogin row of a failed sign-in, whatever the scheme or the cause. */
-  private async recordFailure<Input, Evidence>(
-    scheme: SignInScheme<Input, Evidence>,
-    failure: SignInFailure,
-    req: Request,
-  ): Promise<void> {
-    await this.audit.login({
-      createdUser: failure.account?.name ?? failure.createdUser,
-      userRegistryId: failure.account?.id ?? null,
-      tenantRegistryId: failure.account?.tenantRegistryId ?? null,
-      authenticationTypeId: scheme.type,
-      failureTypeId: failure.failureTypeId,
-      // Kept by the writer for provider failures only (contract 12).
-      failureMessage: failure.message,
-      context: requestContext(req),
-    });
+  private async recordFailure<Input, Evidence>(scheme: SignInScheme<Input, Evidence>, failure: SignInFailure, req: Request): Promise<void> {
+    await this.record(scheme.type, { createdUser: failure.createdUser, account: failure.account, failureTypeId: failure.failureTypeId, failureMessage: failure.message }, req);
+  }
+
+  /** Every UserLogin row: a success (inside the session's transaction), a refusal, a throttled attempt. */
+  private async record(type: AuthenticationTypeId, row: SignInRow, req: Request, manager?: EntityManager): Promise<void> {
+    await this.audit.login(
+      {
+        createdUser: row.account?.name ?? row.createdUser,
+        userRegistryId: row.account?.id ?? null,
+        tenantRegistryId: row.account?.tenantRegistryId ?? null,
+        authenticationTypeId: type,
+        failureTypeId: row.failureTypeId,
+        // Kept by the writer for provider failures only (contract 12).
+        failureMessage: row.failureMessage,
+        context: requestContext(req),
+      },
+      manager,
+    );
   }
 }

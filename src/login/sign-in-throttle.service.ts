@@ -1,7 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Request } from 'express';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
 import { Clock } from '../common/clock';
 import { withinDeadline } from '../common/deadline';
 import { ProblemError, serviceUnavailable } from '../common/problem';
@@ -21,6 +19,15 @@ export interface ThrottleTicket {
 
 const NOTHING_HELD: ThrottleTicket = { release: async () => undefined };
 
+/** An address past the limit: 429 with Retry-After. SignInFlow writes its UserLogin row (FailureTypeId 12) before it is answered. */
+export class SignInThrottled extends ProblemError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'Too Many Requests', 'Too many failed sign-ins from this address; try again later.', {
+      headers: { 'Retry-After': String(retryAfterSeconds) },
+    });
+  }
+}
+
 /** How long the count may take before the sign-in is refused (fail closed, 503). */
 const STORE_DEADLINE_MS = 3000;
 
@@ -28,8 +35,8 @@ const STORE_DEADLINE_MS = 3000;
  * Per-address sign-in throttling across nodes (contract 13, SignInThrottle). Every sign-in takes a
  * place in its client address's count before anything is verified, in one atomic step of the shared
  * store (Redis when configured, else the database), so a burst sent at once is cut at exactly the
- * limit. Past the limit the sign-in is refused for the rest of the window: 429 with Retry-After, a
- * UserLogin row with FailureTypeId 12, nothing verified. Successes give their place back, so only
+ * limit. Past the limit the sign-in is refused for the rest of the window: SignInThrottled (429 with
+ * Retry-After, its UserLogin row with FailureTypeId 12 written by SignInFlow), nothing verified. Successes give their place back, so only
  * failures count. The address is the one of contract 13 (TrustProxy), never a forwarded left part;
  * an IPv6 client is counted by its /64, the block one subscriber is usually given.
  */
@@ -39,22 +46,21 @@ export class SignInThrottle implements OnModuleDestroy {
 
   constructor(
     private readonly store: SignInThrottleStore,
-    private readonly audit: AuditWriter,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
 
   /**
-   * Admits a sign-in or refuses it: throws the 429 problem (after writing the FailureTypeId 12 row)
-   * when the address is past the limit, or a 503 when the count cannot be reached.
+   * Admits a sign-in or refuses it: throws SignInThrottled when the address is past the limit, or a
+   * 503 when the count cannot be reached.
    */
-  async enter(req: Request, type: AuthenticationTypeId, createdUser: string | null): Promise<ThrottleTicket> {
+  async enter(req: Request): Promise<ThrottleTicket> {
     const rule = this.settings.signInThrottle;
     if (!rule) return NOTHING_HELD;
     const address = throttleAddress(requestContext(req).remoteIp);
     const now = this.clock.nowMs();
     const window = await this.reach(() => this.store.take(address, now, rule.windowMs));
-    if (window.count > rule.limit) await this.refuse(req, type, createdUser, window, now);
+    if (window.count > rule.limit) throw this.refusal(window, now);
     let released = false;
     return {
       release: async () => {
@@ -69,13 +75,13 @@ export class SignInThrottle implements OnModuleDestroy {
   }
 
   /** Refuses without counting when the address is already past the limit (starting a sign-in elsewhere). */
-  async check(req: Request, type: AuthenticationTypeId): Promise<void> {
+  async check(req: Request): Promise<void> {
     const rule = this.settings.signInThrottle;
     if (!rule) return;
     const address = throttleAddress(requestContext(req).remoteIp);
     const now = this.clock.nowMs();
     const window = await this.reach(() => this.store.peek(address, now, rule.windowMs));
-    if (window && window.count >= rule.limit) await this.refuse(req, type, null, window, now);
+    if (window && window.count >= rule.limit) throw this.refusal(window, now);
   }
 
   /** Once a minute, windows that ended are forgotten (the database store; Redis keys expire). */
@@ -91,19 +97,8 @@ export class SignInThrottle implements OnModuleDestroy {
     await this.store.close();
   }
 
-  private async refuse(req: Request, type: AuthenticationTypeId, createdUser: string | null, window: ThrottleWindow, now: number): Promise<never> {
-    const retryAfter = Math.max(1, Math.ceil((window.startMs + this.settings.signInThrottle!.windowMs - now) / 1000));
-    await this.audit.login({
-      createdUser,
-      userRegistryId: null,
-      tenantRegistryId: null,
-      authenticationTypeId: type,
-      failureTypeId: FailureTypeId.Throttled,
-      context: requestContext(req),
-    });
-    throw new ProblemError(429, 'Too Many Requests', 'Too many failed sign-ins from this address; try again later.', {
-      headers: { 'Retry-After': String(retryAfter) },
-    });
+  private refusal(window: ThrottleWindow, now: number): SignInThrottled {
+    return new SignInThrottled(Math.max(1, Math.ceil((window.startMs + this.settings.signInThrottle!.windowMs - now) / 1000)));
   }
 
   /** The store, within a deadline; unreachable means refused (fail closed). */
