@@ -5,16 +5,13 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { createApp, displayUrl } from '../bootstrap';
 import { CaptureFlusher } from '../capture-queues/capture-flusher.service';
-import { CaptureQueueHealth } from '../capture-queues/capture-queue-health.entity';
 import { secureDataDirectoryOrExit } from '../config/data-directory';
 import { resolveSecrets } from '../config/secrets';
 import { loadSettings, SettingsError } from '../config/settings';
 import { refuseIfEmbeddedDatabaseInUse } from '../database/data-directory-lock';
-import { OpenTelemetryMetric } from '../telemetry/open-telemetry-metric.entity';
 import { PipelineTelemetry } from '../telemetry/pipeline-telemetry.service';
-import { ArchiverStagePerformanceCounter, CaseCreationStagePerformanceCounter } from '../telemetry/stage-performance-counter.entities';
 import { ArchiverStage, CaseCreationStage } from '../telemetry/telemetry.types';
-import { ArchiverWarning, CaseCreationWarning, ModelInvokeWarning } from '../telemetry/warning.entities';
+import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
 import { messageOf } from '../common/errors';
 
 /**
@@ -27,17 +24,6 @@ import { messageOf } from '../common/errors';
  * the pages it serves; `npm start` afterwards shows the same rows). With ConnectionString set, demo
  * and service share the database and run side by side.
  */
-
-/** The tables the demo fills, counted at the end. */
-const TABLES = [
-  ArchiverStagePerformanceCounter,
-  ArchiverWarning,
-  CaseCreationStagePerformanceCounter,
-  CaseCreationWarning,
-  ModelInvokeWarning,
-  CaptureQueueHealth,
-  OpenTelemetryMetric,
-];
 
 function minutesFlag(argv: string[]): number {
   const flag = argv.find((a) => a.startsWith('--minutes='));
@@ -147,7 +133,8 @@ async function main(): Promise<void> {
   await app.get(CaptureFlusher).flush();
 
   const dataSource = app.get(DataSource);
-  for (const entity of TABLES) {
+  // Every telemetry table, counted at the end (the Redis event logs fill only when Redis has something to say).
+  for (const { entity } of TELEMETRY_TABLES) {
     const repository = dataSource.getRepository(entity);
     logger.log(`${repository.metadata.tableName}: ${await repository.count()} rows`);
   }

@@ -32,7 +32,7 @@ export interface GridFilter {
   label: string;
   all: string;
   codes?: string;
-  options?: [string, string][];
+  options?: [string | number, string][];
   lookup?: 'models';
 }
 

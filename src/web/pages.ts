@@ -1,3 +1,4 @@
+import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
 import { Permission } from '../access/permissions';
 
 /** Who may open a page. Anonymous pages never redirect; the others need a session first. */
@@ -13,18 +14,26 @@ export interface PageDefinition {
   access: PageAccess;
   /** For the generic grid: the key of its description in web/assets/grids.js. */
   grid?: string;
+  /** Where the menu shows it: a section (null: above every section) and its place there, from 1. */
+  menu?: MenuPlace;
 }
+
+/** The sections of the menu, in their order (null: the items above every section). */
+export const MENU_SECTIONS = [null, 'Security', 'Performance', 'Logs', 'Account'] as const;
+export type MenuPlace = { section: (typeof MENU_SECTIONS)[number]; place: number };
 
 const SECURITY_USER = { permission: Permission.ReadWriteSecurityUser };
 const SECURITY_ROLE = { permission: Permission.ReadWriteSecurityRole };
 
-const telemetry = (section: 'Performance' | 'Logs', name: string, title: string): PageDefinition => ({
-  path: `/Administration/${section}/${name}`,
-  title,
+/** The grid page of each telemetry table, from its description (telemetry/telemetry.tables.ts), in menu order. */
+const TELEMETRY_PAGES: PageDefinition[] = TELEMETRY_TABLES.map(({ read, page }) => ({
+  path: `/Administration/${page.section}/${read.table}`,
+  title: page.title,
   script: 'grid-page.js',
-  access: 'landlord',
-  grid: name,
-});
+  access: 'landlord' as const,
+  grid: read.table,
+  menu: { section: page.section, place: page.place },
+})).sort((a, b) => MENU_SECTIONS.indexOf(a.menu.section) - MENU_SECTIONS.indexOf(b.menu.section) || a.menu.place - b.menu.place);
 
 /**
  * Every page the service serves (contract 11). The shells carry no data: each page reads what it
@@ -32,27 +41,25 @@ const telemetry = (section: 'Performance' | 'Logs', name: string, title: string)
  * that matter, and the checks here only spare a browser a page it cannot use.
  */
 export const PAGES: readonly PageDefinition[] = [
-  { path: '/', title: 'Home', script: 'home.js', access: 'session' },
+  { path: '/', title: 'Home', script: 'home.js', access: 'session', menu: { section: null, place: 1 } },
   { path: '/Account/Login', title: 'Sign in', script: 'login.js', access: 'anonymous' },
-  { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous' },
-  { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session' },
-  { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session' },
-  { path: '/Administration/Security/Tenants', title: 'Tenants', script: 'tenants.js', access: 'landlord' },
-  { path: '/Administration/Security/Roles', title: 'Roles', script: 'roles.js', access: SECURITY_ROLE },
-  { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER },
-  { path: '/Administration/Security/UserLogin', title: 'User Login', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogin' },
-  { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout' },
+  { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous', menu: { section: 'Account', place: 4 } },
+  { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session', menu: { section: 'Account', place: 2 } },
+  { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session', menu: { section: 'Account', place: 1 } },
+  { path: '/Administration/Security/Tenants', title: 'Tenants', script: 'tenants.js', access: 'landlord', menu: { section: 'Security', place: 1 } },
+  { path: '/Administration/Security/Roles', title: 'Roles', script: 'roles.js', access: SECURITY_ROLE, menu: { section: 'Security', place: 2 } },
+  { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER, menu: { section: 'Security', place: 3 } },
+  { path: '/Administration/Security/UserLogin', title: 'User Login', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogin', menu: { section: 'Security', place: 4 } },
+  { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout', menu: { section: 'Security', place: 5 } },
   // Landlord administrators (a landlord holds permission 35): the log covers every tenant (contract 15).
-  { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord' },
-  telemetry('Performance', 'ArchiverStagePerformanceCounter', 'Archiver Stage Performance Counter'),
-  telemetry('Performance', 'ArchiverWarning', 'Archiver Warning'),
-  telemetry('Performance', 'CaseCreationStagePerformanceCounter', 'Case Creation Stage Performance Counter'),
-  telemetry('Performance', 'CaseCreationWarning', 'Case Creation Warning'),
-  telemetry('Performance', 'CaptureQueueHealth', 'Capture Queue Health'),
-  telemetry('Performance', 'OpenTelemetryMetric', 'OpenTelemetry Metric'),
-  telemetry('Logs', 'ModelInvokeWarning', 'Model Invoke Warning'),
-  telemetry('Logs', 'RedisConnectionEvent', 'Redis Connection Event'),
-  telemetry('Logs', 'RedisSentinelEvent', 'Redis Sentinel Event'),
+  { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord', menu: { section: 'Security', place: 6 } },
+  ...TELEMETRY_PAGES,
+];
+
+/** Menu items that are not pages of this module (the API explorer is Swagger's own page). */
+export const MENU_LINKS: readonly (Pick<PageDefinition, 'path' | 'title' | 'access'> & { menu: MenuPlace })[] = [
+  // Everyone signed in may open it; each operation still needs its own permission.
+  { path: '/swagger/index.html', title: 'API explorer', access: 'session', menu: { section: 'Account', place: 3 } },
 ];
 
 /** Case-insensitive lookup, as the original ASP.NET routes matched regardless of case. */

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { CODE_TABLES_ASSET, codeTablesModule } from './code-tables';
+import { PAGE_TABLES_ASSET, pageTablesModule } from './page-tables';
 
 export interface WebAsset {
   body: Buffer;
@@ -27,8 +28,9 @@ export function assetsFolder(): string {
 
 /**
  * The static files of the pages, read once at start into memory. Only names found in the folder at
- * start can be served, so no request path ever reaches the file system (no traversal to guard). One
- * asset is generated rather than read: code-tables.js, the server's code tables (decision 0024).
+ * start can be served, so no request path ever reaches the file system (no traversal to guard). Two
+ * assets are generated rather than read: code-tables.js, the server's code tables (decision 0024),
+ * and page-tables.js, the grid pages and the menu (decision 0025).
  */
 @Injectable()
 export class WebAssets implements OnModuleInit {
@@ -42,9 +44,14 @@ export class WebAssets implements OnModuleInit {
       if (!contentType) continue;
       this.add(name, readFileSync(join(folder, name)), contentType);
     }
-    // A hand-written file of the same name would be a second copy of the tables: refuse to start.
-    if (this.files.has(CODE_TABLES_ASSET)) throw new Error(`web/assets/${CODE_TABLES_ASSET} must not exist: it is generated`);
-    this.add(CODE_TABLES_ASSET, Buffer.from(codeTablesModule()), CONTENT_TYPES['.js']);
+    for (const [name, generate] of [
+      [CODE_TABLES_ASSET, codeTablesModule],
+      [PAGE_TABLES_ASSET, () => pageTablesModule()],
+    ] as const) {
+      // A hand-written file of the same name would be a second copy of the tables: refuse to start.
+      if (this.files.has(name)) throw new Error(`web/assets/${name} must not exist: it is generated`);
+      this.add(name, Buffer.from(generate()), CONTENT_TYPES['.js']);
+    }
   }
 
   private add(name: string, body: Buffer, contentType: string): void {

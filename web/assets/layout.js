@@ -1,69 +1,57 @@
+// @ts-check
 // The frame of every page: navigation limited to what the signed-in user may open, the user's name,
 // and a countdown of the session read from the authentication-expiry cookie.
 import { api } from './api.js';
-import { codeId } from './codes.js';
 import { byId, clear, formatDate, h, localZoneId, setZoneMode, zoneMode, zoneName } from './dom.js';
-
-const SECURITY_ROLE = codeId('permissions', 'ReadWriteSecurityRole');
-const SECURITY_USER = codeId('permissions', 'ReadWriteSecurityUser');
-const landlord = (s) => s.landlord;
-const holds = (permission) => (s) => s.landlord || s.permissions.includes(permission);
+import { MENU as SERVED_MENU } from './page-tables.js';
 
 /**
- * The navigation, grouped as the original Administration menu. Each item says who may open it (the
- * same rule as the page's server-side check in src/web/pages.ts), so a user sees only what works.
+ * What the session read tells the frame about the signed-in user.
+ * @typedef {{ userName: string, tenantName: string, landlord: boolean, permissions: number[] }} Session
  */
-export const MENU = [
-  { section: null, items: [{ path: '/', label: 'Home' }] },
-  {
-    section: 'Security',
-    items: [
-      { path: '/Administration/Security/Tenants', label: 'Tenants', may: landlord },
-      { path: '/Administration/Security/Roles', label: 'Roles', may: holds(SECURITY_ROLE) },
-      { path: '/Administration/Security/Users', label: 'Users', may: holds(SECURITY_USER) },
-      { path: '/Administration/Security/UserLogin', label: 'User Login', may: holds(SECURITY_USER) },
-      { path: '/Administration/Security/UserLogout', label: 'User Logout', may: holds(SECURITY_USER) },
-      { path: '/Administration/Security/AuditIntegrity', label: 'Audit integrity', may: landlord },
-    ],
-  },
-  {
-    section: 'Performance',
-    items: [
-      { path: '/Administration/Performance/ArchiverStagePerformanceCounter', label: 'Archiver Stage Performance Counter', may: landlord },
-      { path: '/Administration/Performance/ArchiverWarning', label: 'Archiver Warning', may: landlord },
-      { path: '/Administration/Performance/CaseCreationStagePerformanceCounter', label: 'Case Creation Stage Performance Counter', may: landlord },
-      { path: '/Administration/Performance/CaseCreationWarning', label: 'Case Creation Warning', may: landlord },
-      { path: '/Administration/Performance/CaptureQueueHealth', label: 'Capture Queue Health', may: landlord },
-      { path: '/Administration/Performance/OpenTelemetryMetric', label: 'OpenTelemetry Metric', may: landlord },
-    ],
-  },
-  {
-    section: 'Logs',
-    items: [
-      { path: '/Administration/Logs/ModelInvokeWarning', label: 'Model Invoke Warning', may: landlord },
-      { path: '/Administration/Logs/RedisConnectionEvent', label: 'Redis Connection Event', may: landlord },
-      { path: '/Administration/Logs/RedisSentinelEvent', label: 'Redis Sentinel Event', may: landlord },
-    ],
-  },
-  {
-    section: 'Account',
-    items: [
-      { path: '/Account/Sessions', label: 'Sessions' },
-      { path: '/Account/ChangePassword', label: 'Change password' },
-      // Everyone signed in may open it; each operation still needs its own permission.
-      { path: '/swagger/index.html', label: 'API explorer' },
-      { path: '/Account/Logout', label: 'Sign out' },
-    ],
-  },
-];
+/** @typedef {{ path: string, label: string, may?: (session: Session) => boolean }} MenuItem */
+/** @typedef {{ section: string | null, items: MenuItem[] }} MenuGroup */
 
-/** The menu sections this session may open, each with only the items it may open; empty sections dropped. */
+/**
+ * Who may open an item: the page's own access rule (src/web/pages.ts), which the server checks again.
+ * @param {import('../../src/web/pages').PageAccess} access
+ * @returns {((session: Session) => boolean) | undefined}
+ */
+function mayOpen(access) {
+  if (access === 'landlord') return (s) => s.landlord;
+  if (typeof access === 'object') return (s) => s.landlord || s.permissions.includes(access.permission);
+  return undefined;
+}
+
+/**
+ * The navigation, grouped as the original Administration menu: the server's (/assets/page-tables.js,
+ * from each page's menu place, decision 0025), each item saying who may open it, so a user sees only
+ * what works.
+ * @type {MenuGroup[]}
+ */
+export const MENU = SERVED_MENU.map((group) => ({
+  section: group.section,
+  items: group.items.map(({ path, label, access }) => {
+    const may = mayOpen(access);
+    return may ? { path, label, may } : { path, label };
+  }),
+}));
+
+/**
+ * The menu sections this session may open, each with only the items it may open; empty sections dropped.
+ * @param {Session} session
+ * @returns {MenuGroup[]}
+ */
 export function allowedMenu(session) {
   return MENU.map((group) => ({ ...group, items: group.items.filter((item) => !item.may || item.may(session)) })).filter(
     (group) => group.items.length > 0,
   );
 }
 
+/**
+ * @param {string} name
+ * @returns {string | null}
+ */
 function readCookie(name) {
   for (const part of document.cookie.split(';')) {
     const eq = part.indexOf('=');
@@ -72,8 +60,13 @@ function readCookie(name) {
   return null;
 }
 
+/** @type {ReturnType<typeof setInterval> | null} */
 let countdownTimer = null;
 
+/**
+ * @param {HTMLElement} element
+ * @returns {boolean} false once the session has expired
+ */
 function renderCountdown(element) {
   const expiry = readCookie('authentication-expiry');
   const ms = expiry ? new Date(expiry).getTime() - Date.now() : NaN;
@@ -90,17 +83,19 @@ function renderCountdown(element) {
   return true;
 }
 
+/** @param {HTMLElement} element */
 function startCountdown(element) {
   if (countdownTimer) clearInterval(countdownTimer);
   renderCountdown(element);
   countdownTimer = setInterval(() => {
     if (!renderCountdown(element)) {
-      clearInterval(countdownTimer);
+      if (countdownTimer) clearInterval(countdownTimer);
       countdownTimer = null;
     }
   }, 1000);
 }
 
+/** @param {Session} session */
 function renderNav(session) {
   const nav = clear(byId('nav'));
   const here = location.pathname.toLowerCase();
@@ -130,6 +125,7 @@ function renderNav(session) {
 function zoneSwitch() {
   const mode = zoneMode();
   const local = zoneName(Date.now(), 'local');
+  /** @type {(value: 'local' | 'utc', label: string, title: string) => HTMLElement} */
   const option = (value, label, title) =>
     h(
       'button',
@@ -165,9 +161,11 @@ function zoneSwitch() {
  * folded away: it opens the navigation as a panel (aria-expanded says whether it is open), Escape or
  * a second press closes it and gives the focus back to the button.
  */
+/** @param {HTMLElement} nav */
 function installMenuButton(nav) {
   byId('menu-button')?.remove();
   const button = h('button', { type: 'button', id: 'menu-button', class: 'menu-button', 'aria-expanded': 'false', 'aria-controls': 'nav' }, h('span', { class: 'menu-icon', 'aria-hidden': 'true' }), 'Menu');
+  /** @type {(open: boolean, options?: { focus?: boolean }) => void} */
   const setOpen = (open, { focus } = {}) => {
     button.setAttribute('aria-expanded', String(open));
     nav.classList.toggle('open', open);
@@ -175,24 +173,27 @@ function installMenuButton(nav) {
     if (open && focus) nav.querySelector('a')?.focus();
   };
   button.addEventListener('click', () => setOpen(button.getAttribute('aria-expanded') !== 'true', { focus: true }));
-  nav.addEventListener('keydown', (event) => {
+  nav.addEventListener('keydown', (/** @type {KeyboardEvent} */ event) => {
     if (event.key === 'Escape' && nav.classList.contains('open')) {
       setOpen(false);
       button.focus();
     }
   });
   // The panel closes when the focus or a click leaves it (Tab past its last link, a tap on the page).
-  nav.addEventListener('focusout', (event) => {
-    if (nav.classList.contains('open') && !nav.contains(event.relatedTarget) && event.relatedTarget !== button && event.relatedTarget !== null) setOpen(false);
+  nav.addEventListener('focusout', (/** @type {FocusEvent} */ event) => {
+    const to = /** @type {Node | null} */ (event.relatedTarget);
+    if (nav.classList.contains('open') && !nav.contains(to) && to !== button && to !== null) setOpen(false);
   });
   document.addEventListener('click', (event) => {
-    if (nav.classList.contains('open') && !nav.contains(event.target) && !button.contains(event.target)) setOpen(false);
+    const target = /** @type {Node | null} */ (event.target);
+    if (nav.classList.contains('open') && !nav.contains(target) && !button.contains(target)) setOpen(false);
   });
   // Widening the window past the narrow layout leaves no stale open panel behind.
   matchMedia('(min-width: 981px)').addEventListener('change', (event) => event.matches && setOpen(false));
-  document.querySelector('.topbar').prepend(button);
+  document.querySelector('.topbar')?.prepend(button);
 }
 
+/** @param {Session} session */
 function renderSession(session) {
   const countdown = h('span', { id: 'countdown', class: 'countdown', 'aria-live': 'off' });
   clear(byId('session')).append(
