@@ -3,6 +3,7 @@ import {
   chmodSync,
   closeSync,
   constants,
+  existsSync,
   fchmodSync,
   fstatSync,
   fsyncSync,
@@ -80,7 +81,15 @@ export function ensurePrivateDirectory(path: string): void {
   try {
     mkdirSync(path, { recursive: true, mode: DIRECTORY_MODE });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && existsSync(dirname(path))) {
+      // Node's recursive mkdir says ENOENT on a read-only file system: the plain one gives the reason (EROFS).
+      try {
+        mkdirSync(path, { mode: DIRECTORY_MODE });
+      } catch (again) {
+        if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
+      }
+    } else if (code !== 'EEXIST') throw error;
   }
   const stats = lstatSync(path);
   if (stats.isSymbolicLink()) {
