@@ -3,7 +3,7 @@ import { dirname, join, normalize, relative, sep } from 'node:path';
 import * as ts from 'typescript';
 
 /**
- * The folders of src/ form layers (docs/decisions/0025-layers.md): no folder imports one that imports
+ * The folders of src/ form layers (docs/decisions/0027-layers.md): no folder imports one that imports
  * it back, directly or around a circle. This draws the folder import graph from every relative import
  * of src/ (spec files aside) and fails on any knot (a strongly connected group of folders).
  */
@@ -85,7 +85,7 @@ export function knots(graph: Map<string, Set<string>>): string[][] {
   return found.sort((a, b) => a[0].localeCompare(b[0]));
 }
 
-describe('the folder layers of src/ (docs/decisions/0025-layers.md)', () => {
+describe('the folder layers of src/ (docs/decisions/0027-layers.md)', () => {
   it('finds a circle of imports, however long, and nothing else', () => {
     const graph = new Map<string, Set<string>>([
       ['a', new Set(['b'])],
