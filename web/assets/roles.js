@@ -2,127 +2,123 @@
 // caller administers, each with the permissions it grants. A landlord picks the tenant of a new role;
 // anyone else makes roles in their own tenant and can grant only what they hold themselves (the API
 // refuses the rest). What each permission lets a user do is the server's note (codes.js).
-import { api, problemLines } from './api.js';
+import { api } from './api.js';
 import { codeNote } from './codes.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
+import { act, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
+
+/** @typedef {import('./api-types.js').Role} Role */
+/** @typedef {import('./api-types.js').Tenant} Tenant */
+/** @typedef {import('./api-types.js').Permission} Permission */
 
 const session = await startPage();
 const root = content();
 
-const listMessages = h('div', { class: 'messages' });
-const listHolder = h('div', { id: 'roles-list' });
-const detail = h('div', { class: 'role-detail', id: 'role-detail' });
-const newButton = h('button', { type: 'button', class: 'primary', id: 'new-role', onclick: () => showForm(null) }, 'New role');
+/** What the page shows: the roles, tenants and permissions read, and the role selected. */
+const state = {
+  /** @type {Role[]} */
+  roles: [],
+  /** @type {Tenant[]} */
+  tenants: [],
+  /** @type {Permission[]} */
+  permissions: [],
+  /** @type {number | null} */
+  selectedId: null,
+};
+
 const tenantFilter = h('select', { id: 'tenant-filter', name: 'tenant' }, h('option', { value: '' }, 'All tenants'));
 tenantFilter.addEventListener('change', () => {
   const q = tenantFilter.value ? `?tenant=${tenantFilter.value}` : '';
   history.replaceState(null, '', `${location.pathname}${q}`);
   renderList();
 });
-root.append(
-  h(
-    'div',
-    { class: 'users-layout' },
-    h(
-      'section',
-      { class: 'card' },
-      h('div', { class: 'card-head' }, h('h2', {}, 'Roles'), newButton),
-      h('p', { class: 'hint' }, 'A role is a set of permissions within one tenant. Give each user the role with the least it needs.'),
-      session.landlord ? field('Tenant', tenantFilter) : null,
-      listMessages,
-      listHolder,
-    ),
-    detail,
-  ),
-);
+const view = masterDetail({
+  head: [
+    h('div', { class: 'card-head' }, h('h2', {}, 'Roles'), h('button', { type: 'button', class: 'primary', id: 'new-role', onclick: () => showForm(null) }, 'New role')),
+    h('p', { class: 'hint' }, 'A role is a set of permissions within one tenant. Give each user the role with the least it needs.'),
+    session.landlord ? field('Tenant', tenantFilter) : null,
+  ],
+  listHolder: { id: 'roles-list' },
+  detailClass: 'role-detail',
+  detailId: 'role-detail',
+  placeholder: 'Select a role to see and change its permissions.',
+});
+root.append(view.element);
 
-let roles = [];
-let tenants = [];
-let permissions = [];
-let selectedId = null;
-
-const tenantOf = (id) => tenants.find((t) => t.id === id);
-const permissionName = (id) => permissions.find((p) => p.id === id)?.name ?? `Permission ${id}`;
-
-function placeholder() {
-  clear(detail).append(h('section', { class: 'card placeholder' }, h('p', { class: 'muted' }, 'Select a role to see and change its permissions.')));
-}
+/** @param {number} id */
+const tenantOf = (id) => state.tenants.find((t) => t.id === id);
+/** @param {number} id */
+const permissionName = (id) => state.permissions.find((p) => p.id === id)?.name ?? `Permission ${id}`;
 
 async function load() {
   try {
     const [r, p] = await Promise.all([api('GET', '/api/RoleRegistry'), api('GET', '/api/PermissionSpecification')]);
-    roles = Array.isArray(r.json) ? r.json : [];
-    permissions = Array.isArray(p.json) ? p.json : [];
+    state.roles = Array.isArray(r.json) ? r.json : [];
+    state.permissions = Array.isArray(p.json) ? p.json : [];
     if (session.landlord) {
       const t = await api('GET', '/api/TenantRegistry');
-      tenants = Array.isArray(t.json) ? t.json : [];
+      state.tenants = Array.isArray(t.json) ? t.json : [];
     } else {
-      tenants = [{ id: session.tenantRegistryId, name: session.tenantName, landlord: false, active: true }];
+      state.tenants = [{ id: session.tenantRegistryId, name: session.tenantName, landlord: false, active: true }];
     }
-    clear(listMessages);
+    view.listOutcome();
   } catch (error) {
-    clear(listMessages).append(notice('error', problemLines(error)));
+    view.listOutcome(error);
   }
   const chosen = tenantFilter.value || new URLSearchParams(location.search).get('tenant') || '';
   clear(tenantFilter).append(
     h('option', { value: '' }, 'All tenants'),
-    ...[...tenants].sort((a, b) => String(a.name).localeCompare(String(b.name))).map((t) => h('option', { value: String(t.id), selected: String(t.id) === chosen }, t.name)),
+    ...[...state.tenants].sort((a, b) => String(a.name).localeCompare(String(b.name))).map((t) => h('option', { value: String(t.id), selected: String(t.id) === chosen }, t.name)),
   );
   renderList();
 }
 
+/** The roles, one table per tenant (only the tenant of the filter when one is chosen). */
 function renderList() {
   const only = Number(tenantFilter.value) || null;
+  /** @type {Map<number, Role[]>} */
   const groups = new Map();
-  for (const role of roles) {
+  for (const role of state.roles) {
     if (only && role.tenantRegistryId !== only) continue;
-    if (!groups.has(role.tenantRegistryId)) groups.set(role.tenantRegistryId, []);
-    groups.get(role.tenantRegistryId).push(role);
+    groups.set(role.tenantRegistryId, [...(groups.get(role.tenantRegistryId) ?? []), role]);
   }
-  const ordered = [...groups].sort(([a], [b]) => String(tenantOf(a)?.name ?? roles.find((r) => r.tenantRegistryId === a)?.tenantName).localeCompare(String(tenantOf(b)?.name ?? roles.find((r) => r.tenantRegistryId === b)?.tenantName)));
-  clear(listHolder);
-  if (ordered.length === 0) listHolder.append(h('p', { class: 'muted' }, only ? 'This tenant has no roles yet.' : 'No roles yet.'));
+  /** @param {number} id */
+  const groupName = (id) => String(tenantOf(id)?.name ?? state.roles.find((r) => r.tenantRegistryId === id)?.tenantName);
+  const ordered = [...groups].sort(([a], [b]) => groupName(a).localeCompare(groupName(b)));
+  const holder = clear(view.listHolder);
+  if (ordered.length === 0) holder.append(h('p', { class: 'muted' }, only ? 'This tenant has no roles yet.' : 'No roles yet.'));
   for (const [tenantId, list] of ordered) {
     const tenantName = list[0].tenantName;
-    listHolder.append(
-      h('h3', { class: 'group-title' }, tenantName, tenantOf(tenantId)?.landlord ? h('span', { class: 'badge badge-warn', title: 'Users of the landlord tenant hold every permission, whatever their role.' }, ' Landlord') : null),
-      h(
-        'div',
-        { class: 'table-holder' },
-        h(
-          'table',
-          { class: 'grid selectable roles', 'data-tenant': tenantName },
-          h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Role'), h('th', { scope: 'col' }, 'Permissions'))),
+    const rows = list
+      .sort((a, b) => String(a.name).localeCompare(String(b.name)))
+      .map((role) =>
+        selectableRow(
+          { selected: role.id === state.selectedId, onSelect: () => showForm(role), attributes: { 'data-role': role.name } },
           h(
-            'tbody',
+            'td',
             {},
-            list
-              .sort((a, b) => String(a.name).localeCompare(String(b.name)))
-              .map((role) =>
-                h(
-                  'tr',
-                  { class: role.id === selectedId ? 'selected' : null, 'data-role': role.name, onclick: () => showForm(role) },
-                  h(
-                    'td',
-                    {},
-                    h('a', { class: 'user-link', href: `?role=${role.id}`, onclick: (e) => (e.preventDefault(), e.stopPropagation(), showForm(role, { focus: true })) }, role.name),
-                    role.active === false ? h('div', {}, h('span', { class: 'badge badge-muted' }, 'Inactive')) : null,
-                  ),
-                  h('td', {}, role.permissions.length ? role.permissions.map(permissionName).join(', ') : h('span', { class: 'muted' }, 'None')),
-                ),
-              ),
+            selectLink(role.name, `?role=${role.id}`, () => showForm(role, { focus: true })),
+            role.active === false ? h('div', {}, h('span', { class: 'badge badge-muted' }, 'Inactive')) : null,
           ),
+          h('td', {}, role.permissions.length ? role.permissions.map(permissionName).join(', ') : h('span', { class: 'muted' }, 'None')),
         ),
-      ),
+      );
+    holder.append(
+      h('h3', { class: 'group-title' }, tenantName, tenantOf(tenantId)?.landlord ? h('span', { class: 'badge badge-warn', title: 'Users of the landlord tenant hold every permission, whatever their role.' }, ' Landlord') : null),
+      h('div', { class: 'table-holder' }, selectableTable({ class: 'grid selectable roles', 'data-tenant': tenantName }, ['Role', 'Permissions'], rows)),
     );
   }
 }
 
-/** The form of a new role (role null) or of an existing one. */
+/**
+ * The form of a new role (role null) or of an existing one.
+ * @param {Role | null} role
+ * @param {{ message?: string, focus?: boolean }} [options]
+ */
 function showForm(role, { message, focus = false } = {}) {
-  selectedId = role?.id ?? null;
+  state.selectedId = role?.id ?? null;
   renderList();
   if (role) history.replaceState(null, '', `${location.pathname}?role=${role.id}`);
   const messages = h('div', { class: 'messages', id: 'role-messages' });
@@ -135,7 +131,7 @@ function showForm(role, { message, focus = false } = {}) {
     'select',
     { id: 'role-tenant', name: 'tenantRegistryId', disabled: Boolean(role) || !session.landlord },
     !role && session.landlord ? h('option', { value: '' }, 'Choose a tenant…') : null,
-    [...tenants]
+    [...state.tenants]
       .sort((a, b) => String(a.name).localeCompare(String(b.name)))
       .map((t) => h('option', { value: String(t.id), selected: role ? t.id === role.tenantRegistryId : t.id === (preset ?? (session.landlord ? null : session.tenantRegistryId)) }, t.name)),
   );
@@ -148,7 +144,7 @@ function showForm(role, { message, focus = false } = {}) {
   describeTenant();
 
   const held = new Set(session.permissions);
-  const boxes = permissions.map((permission) => {
+  const boxes = state.permissions.map((permission) => {
     const grantable = session.landlord || held.has(permission.id);
     const box = h('input', { type: 'checkbox', name: 'permission', value: String(permission.id), id: `permission-${permission.id}`, checked: role?.permissions.includes(permission.id) ?? false, disabled: !grantable });
     return h(
@@ -168,7 +164,7 @@ function showForm(role, { message, focus = false } = {}) {
     landlordNote,
     h('fieldset', { class: 'permission-list' }, h('legend', {}, 'Permissions'), boxes.length ? boxes : h('p', { class: 'muted' }, 'No permissions are defined.')),
     h('label', { class: 'check' }, active, ' Active (an inactive role grants nothing)'),
-    h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: () => (selectedId = null, renderList(), placeholder()) }, 'Cancel')),
+    h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: cancel }, 'Cancel')),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -179,7 +175,8 @@ function showForm(role, { message, focus = false } = {}) {
       clear(messages).append(notice('error', problems));
       return focusOn(messages.firstChild);
     }
-    const chosen = [...form.querySelectorAll('input[name="permission"]:checked')].map((b) => Number(b.value));
+    const chosen = [...form.querySelectorAll('input[name="permission"]:checked')].map((b) => Number(/** @type {HTMLInputElement} */ (b).value));
+    /** @type {{ name: string, permissions: number[], active: boolean, tenantRegistryId?: number }} */
     const body = { name: name.value.trim(), permissions: chosen, active: active.checked };
     if (role && role.active !== false && !active.checked) {
       const ok = await confirmDialog({
@@ -191,27 +188,28 @@ function showForm(role, { message, focus = false } = {}) {
       if (!ok) return;
     }
     if (!role) body.tenantRegistryId = Number(tenantSelect.value);
-    save.disabled = true;
-    clear(messages);
-    try {
-      const { json } = role ? await api('PUT', `/api/RoleRegistry/${role.id}`, body) : await api('POST', '/api/RoleRegistry', body);
-      await load();
-      showForm(roles.find((r) => r.id === json.id) ?? json, { message: role ? 'The role is saved.' : `Role ${json.name} created.`, focus: true });
-    } catch (error) {
-      messages.append(notice('error', problemLines(error)));
-      focusOn(messages.firstChild);
-    } finally {
-      save.disabled = false;
-    }
+    /** @type {Role | undefined} */
+    let saved;
+    const send = async () => (saved = (role ? await api('PUT', `/api/RoleRegistry/${role.id}`, body) : await api('POST', '/api/RoleRegistry', body)).json);
+    if (!(await act(save, messages, send, { focusError: true })) || !saved) return;
+    const json = saved;
+    await load();
+    showForm(state.roles.find((r) => r.id === json.id) ?? json, { message: role ? 'The role is saved.' : `Role ${json.name} created.`, focus: true });
   });
-  clear(detail).append(form);
+  view.showDetail(form);
   if (!role) name.focus();
   else if (focus) focusOn(byId('role-title'));
 }
 
+function cancel() {
+  state.selectedId = null;
+  renderList();
+  view.showPlaceholder();
+}
+
 await load();
 const wantedRole = Number(new URLSearchParams(location.search).get('role'));
-const preselect = roles.find((r) => r.id === wantedRole);
+const preselect = state.roles.find((r) => r.id === wantedRole);
 if (preselect) showForm(preselect);
-else placeholder();
+else view.showPlaceholder();
 document.body.dataset.ready = 'true';

@@ -1,52 +1,48 @@
 // Administration > Security > Tenants (landlord only): the tenants, a new one, rename, deactivate or
 // activate. A tenant's roles and users are one link away, on the Roles and Users pages.
-import { api, problemLines } from './api.js';
+import { api } from './api.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
+import { act, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
+
+/** @typedef {import('./api-types.js').Tenant} Tenant */
 
 await startPage();
 const root = content();
 
-const listMessages = h('div', { class: 'messages' });
-const listHolder = h('div', { class: 'table-holder' });
-const detail = h('div', { class: 'tenant-detail', id: 'tenant-detail' });
-const newButton = h('button', { type: 'button', class: 'primary', id: 'new-tenant', onclick: () => showCreate() }, 'New tenant');
-root.append(
-  h(
-    'div',
-    { class: 'users-layout' },
-    h(
-      'section',
-      { class: 'card' },
-      h('div', { class: 'card-head' }, h('h2', {}, 'Tenants'), newButton),
-      h('p', { class: 'hint' }, 'Each bank or business unit is a tenant: its administrators see only its own users, roles and sign-in history.'),
-      listMessages,
-      listHolder,
-    ),
-    detail,
-  ),
-);
+/** What the page shows: the tenants read, and the one selected. */
+const state = {
+  /** @type {Tenant[]} */
+  tenants: [],
+  /** @type {number | null} */
+  selectedId: null,
+};
 
-let tenants = [];
-let selectedId = null;
-
-function placeholder() {
-  clear(detail).append(h('section', { class: 'card placeholder' }, h('p', { class: 'muted' }, 'Select a tenant to rename it, deactivate it, or go to its roles and users.')));
-}
+const view = masterDetail({
+  head: [
+    h('div', { class: 'card-head' }, h('h2', {}, 'Tenants'), h('button', { type: 'button', class: 'primary', id: 'new-tenant', onclick: () => showCreate() }, 'New tenant')),
+    h('p', { class: 'hint' }, 'Each bank or business unit is a tenant: its administrators see only its own users, roles and sign-in history.'),
+  ],
+  detailClass: 'tenant-detail',
+  detailId: 'tenant-detail',
+  placeholder: 'Select a tenant to rename it, deactivate it, or go to its roles and users.',
+});
+root.append(view.element);
 
 async function loadTenants() {
   try {
     const { json } = await api('GET', '/api/TenantRegistry');
-    tenants = Array.isArray(json) ? json : [];
-    clear(listMessages);
+    state.tenants = Array.isArray(json) ? json : [];
+    view.listOutcome();
   } catch (error) {
-    tenants = [];
-    clear(listMessages).append(notice('error', problemLines(error)));
+    state.tenants = [];
+    view.listOutcome(error);
   }
   renderList();
 }
 
+/** @param {Tenant} tenant */
 function badges(tenant) {
   return [
     tenant.landlord ? h('span', { class: 'badge badge-warn', title: 'Its users hold every permission and see every tenant.' }, 'Landlord') : null,
@@ -55,47 +51,27 @@ function badges(tenant) {
 }
 
 function renderList() {
-  const shown = [...tenants].sort((a, b) => Number(b.landlord) - Number(a.landlord) || String(a.name).localeCompare(String(b.name)));
-  clear(listHolder).append(
-    h(
-      'table',
-      { class: 'grid selectable', id: 'tenants' },
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Status'))),
-      h(
-        'tbody',
-        {},
-        shown.length === 0
-          ? h('tr', {}, h('td', { colspan: 2, class: 'empty' }, 'No tenants.'))
-          : shown.map((tenant) =>
-              h(
-                'tr',
-                { class: tenant.id === selectedId ? 'selected' : null, 'data-tenant': tenant.name, onclick: () => select(tenant.id) },
-                h('td', {}, h('a', { class: 'user-link', href: `?tenant=${tenant.id}`, onclick: (e) => (e.preventDefault(), e.stopPropagation(), select(tenant.id)) }, tenant.name)),
-                h('td', {}, badges(tenant)),
-              ),
-            ),
-      ),
+  const shown = [...state.tenants].sort((a, b) => Number(b.landlord) - Number(a.landlord) || String(a.name).localeCompare(String(b.name)));
+  const rows = shown.map((tenant) =>
+    selectableRow(
+      { selected: tenant.id === state.selectedId, onSelect: () => select(tenant.id), attributes: { 'data-tenant': tenant.name } },
+      h('td', {}, selectLink(tenant.name, `?tenant=${tenant.id}`, () => select(tenant.id))),
+      h('td', {}, badges(tenant)),
     ),
   );
+  clear(view.listHolder).append(selectableTable({ class: 'grid selectable', id: 'tenants' }, ['Name', 'Status'], rows, 'No tenants.'));
 }
 
-/** Runs an action with its button disabled and shows the outcome in `messages`. */
-async function act(button, messages, action) {
-  button.disabled = true;
-  clear(messages);
-  try {
-    return await action();
-  } catch (error) {
-    messages.append(notice('error', problemLines(error)));
-    focusOn(messages.firstChild);
-    return null;
-  } finally {
-    button.disabled = false;
-  }
+/** Whether a name is given; if not, says so in `messages`. @param {HTMLInputElement} name @param {HTMLElement} messages */
+function nameGiven(name, messages) {
+  if (name.value.trim()) return true;
+  clear(messages).append(notice('error', 'Enter a name.'));
+  focusOn(messages.firstChild);
+  return false;
 }
 
 function showCreate() {
-  selectedId = null;
+  state.selectedId = null;
   renderList();
   const messages = h('div', { class: 'messages' });
   const name = h('input', { id: 'new-tenant-name', maxlength: 256, required: true, autocomplete: 'off' });
@@ -109,34 +85,44 @@ function showCreate() {
     field('Name', name, 'Unique; for example the bank or business unit.'),
     h('label', { class: 'check' }, active, ' Active (its users can sign in)'),
     h('p', { class: 'hint' }, 'Next, give the tenant a role on the Roles page, then users on the Users page. A new tenant is never a landlord.'),
-    h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: placeholder }, 'Cancel')),
+    h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: view.showPlaceholder }, 'Cancel')),
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    if (!name.value.trim()) {
-      clear(messages).append(notice('error', 'Enter a name.'));
-      return focusOn(messages.firstChild);
-    }
-    const created = await act(save, messages, async () => (await api('POST', '/api/TenantRegistry', { name: name.value.trim(), active: active.checked })).json);
-    if (created) {
+    if (!nameGiven(name, messages)) return;
+    /** @type {Tenant | undefined} */
+    let created;
+    const create = async () => (created = (await api('POST', '/api/TenantRegistry', { name: name.value.trim(), active: active.checked })).json);
+    if ((await act(save, messages, create, { focusError: true })) && created) {
       await loadTenants();
       select(created.id, `Tenant ${created.name} created.`);
     }
   });
-  clear(detail).append(form);
+  view.showDetail(form);
   name.focus();
 }
 
+/** @param {number} id @param {string} [message] */
 function select(id, message) {
-  selectedId = id;
+  state.selectedId = id;
   renderList();
-  const tenant = tenants.find((t) => t.id === id);
-  if (!tenant) return placeholder();
+  const tenant = state.tenants.find((t) => t.id === id);
+  if (!tenant) return view.showPlaceholder();
   history.replaceState(null, '', `?tenant=${tenant.id}`);
   const messages = h('div', { class: 'messages', id: 'tenant-messages' });
   if (message) messages.append(notice('success', message));
   const name = h('input', { id: 'edit-tenant-name', maxlength: 256, value: tenant.name, autocomplete: 'off' });
   const save = h('button', { type: 'submit', class: 'primary', id: 'save-tenant' }, 'Save');
+  /** Saves `change` and shows the tenant again with `said(updated)`. @param {HTMLButtonElement} button @param {Partial<Tenant>} change @param {(updated: Tenant) => string} said */
+  const update = async (button, change, said) => {
+    /** @type {Tenant | undefined} */
+    let updated;
+    const put = async () => (updated = (await api('PUT', `/api/TenantRegistry/${tenant.id}`, change)).json);
+    if ((await act(button, messages, put, { focusError: true })) && updated) {
+      await loadTenants();
+      select(tenant.id, said(updated));
+    }
+  };
   const toggle = h('button', { type: 'button', id: 'toggle-tenant', class: tenant.active ? 'danger' : null, hidden: tenant.landlord }, tenant.active ? 'Deactivate' : 'Activate');
   toggle.addEventListener('click', async () => {
     if (
@@ -149,11 +135,7 @@ function select(id, message) {
       }))
     )
       return;
-    const updated = await act(toggle, messages, async () => (await api('PUT', `/api/TenantRegistry/${tenant.id}`, { active: !tenant.active })).json);
-    if (updated) {
-      await loadTenants();
-      select(tenant.id, updated.active ? `${updated.name} is active again.` : `${updated.name} is deactivated.`);
-    }
+    await update(toggle, { active: !tenant.active }, (updated) => (updated.active ? `${updated.name} is active again.` : `${updated.name} is deactivated.`));
   });
   const form = h(
     'form',
@@ -172,22 +154,14 @@ function select(id, message) {
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
-    if (!name.value.trim()) {
-      clear(messages).append(notice('error', 'Enter a name.'));
-      return focusOn(messages.firstChild);
-    }
-    const updated = await act(save, messages, async () => (await api('PUT', `/api/TenantRegistry/${tenant.id}`, { name: name.value.trim() })).json);
-    if (updated) {
-      await loadTenants();
-      select(tenant.id, 'The name is saved.');
-    }
+    if (nameGiven(name, messages)) await update(save, { name: name.value.trim() }, () => 'The name is saved.');
   });
-  clear(detail).append(form);
+  view.showDetail(form);
   if (message !== undefined || document.activeElement?.closest('#tenants')) focusOn(byId('tenant-name'));
 }
 
 await loadTenants();
 const wanted = Number(new URLSearchParams(location.search).get('tenant'));
-if (tenants.some((t) => t.id === wanted)) select(wanted);
-else placeholder();
+if (state.tenants.some((t) => t.id === wanted)) select(wanted);
+else view.showPlaceholder();
 document.body.dataset.ready = 'true';
