@@ -1,6 +1,8 @@
 import { Controller, Delete, Get, HttpCode, Param, Req, Res } from '@nestjs/common';
 import { ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiProperty, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { Authenticated, CurrentPrincipal } from '../auth/decorators';
 import type { Principal } from '../auth/principal';
 import { Permission } from '../users/permissions';
@@ -36,6 +38,7 @@ export class OwnSessionsController {
   }
 
   @Delete(':id')
+  @RecordsAdminChange(ActionTypeId.SessionEnded, 'UserSession')
   @HttpCode(204)
   @Authenticated()
   @ApiParam({ name: 'id', ...SESSION_ID_PARAM })
@@ -69,6 +72,7 @@ export class UserSessionsController {
   }
 
   @Delete(':id/Sessions/:sessionId')
+  @RecordsAdminChange(ActionTypeId.SessionEnded, 'UserSession')
   @HttpCode(204)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
   @ApiParam({ name: 'id', type: Number })

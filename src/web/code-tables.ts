@@ -9,6 +9,7 @@ import {
   LogoutOutcomeId,
   LogoutReasonId,
 } from '../audit/audit.types';
+import { ACTION_TYPE_NAMES, ActionTypeId, CREDENTIAL_TYPE_NAMES, CredentialTypeId } from '../admin-changes/admin-change.types';
 import { CAPTURE_QUEUE_NAMES, CaptureQueueId } from '../capture-queues/capture-queue-id';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../users/permissions';
@@ -63,6 +64,8 @@ export function codeTables(): CodeTables {
     caseCreationStages: codeTable(CaseCreationStage, CASE_CREATION_STAGE_NAMES),
     captureQueues: codeTable(CaptureQueueId, CAPTURE_QUEUE_NAMES),
     permissions: codeTable(Permission, PERMISSION_NAMES, PERMISSION_NOTES),
+    actionTypes: codeTable(ActionTypeId, ACTION_TYPE_NAMES),
+    credentialTypes: codeTable(CredentialTypeId, CREDENTIAL_TYPE_NAMES),
   };
 }
 
