@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
+import { AdminChangesModule } from './admin-changes/admin-changes.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuditLogModule } from './audit-log/audit-log.module';
@@ -33,6 +34,7 @@ export class AppModule {
         AuditModule,
         AuditLogModule,
         GuardModule,
+        AdminChangesModule,
         ApiKeysModule,
         MfaModule,
         UsersModule,

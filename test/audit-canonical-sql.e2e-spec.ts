@@ -118,7 +118,67 @@ async function insertHostileRows(db: DataSource): Promise<Record<AuditTableName,
     UserLogin: [...logins, ...odd].map((r) => r.id),
     UserLogout: [...logouts, ...far].map((r) => r.id),
     AuditRetentionRun: [],
+    AdminChange: [],
   };
+}
+
+/** Hostile AdminChange rows (contract 18: the third sealed table), bigint TargetIds past 2^53 among them. */
+async function insertHostileAdminChanges(db: DataSource): Promise<string[]> {
+  const next = random(29);
+  const ints = () => Array.from({ length: ROWS }, (_, i) => (i % 11 === 3 ? null : String(Math.floor(next() * 60_000) - 30_000)));
+  const rows = (await db.query(
+    `INSERT INTO "AdminChange" ("CreatedDate", "CreatedUser", "UserRegistryId", "TenantRegistryId", "CredentialTypeId", "CredentialId", "ActionTypeId",
+                                "TargetTable", "TargetId", "TargetName", "TargetTenantRegistryId", "Failed", "Changes", "RemoteIp", "LocalIp", "UserAgent")
+     SELECT * FROM unnest($1::timestamptz[], $2::text[], $3::int[], $4::int[], $5::int[], $6::text[], $7::int[], $8::text[], $9::bigint[], $10::text[],
+                          $11::int[], $12::bool[], $13::text[], $14::text[], $15::text[], $16::text[])
+     RETURNING "Id"::text AS "id"`,
+    [
+      dates(next),
+      texts(next, 60),
+      ints(),
+      ints(),
+      Array.from({ length: ROWS }, (_, i) => 1 + (i % 4)),
+      texts(next, 30),
+      Array.from({ length: ROWS }, (_, i) => 1 + (i % 20)),
+      texts(next, 15).map((t) => t ?? 'UserRegistry'),
+      Array.from({ length: ROWS }, (_, i) => (i % 13 === 2 ? null : i % 7 === 1 ? '9007199254740993' : String(i))),
+      texts(next, 60),
+      ints(),
+      Array.from({ length: ROWS }, (_, i) => i % 3 === 0),
+      texts(next, 400).map((t) => t ?? '{}'),
+      texts(next, 30),
+      texts(next, 30),
+      texts(next, 150),
+    ],
+  )) as { id: string }[];
+  return rows.map((r) => r.id);
+}
+
+/** AdminChange's canonical form from PostgreSQL and from canonicalRow agree byte for byte, and so do its sealed leaves. */
+async function checkAdminChange(app: INestApplication, db: DataSource): Promise<void> {
+  const ids = await insertHostileAdminChanges(db);
+  const rows = app.get(AuditedRowsRepository);
+  const inJs = new Map((await rows.byIds('AdminChange', ids)).map((row) => [row.Id as string, row]));
+  const inDb = await canonicalInDatabase(db, 'AdminChange', ids);
+  expect(inDb).toHaveLength(ROWS);
+  for (const { id, canonical, sealable } of inDb) {
+    const js = sealableInJs('AdminChange', inJs.get(id)!);
+    expect({ id, sealable }).toEqual({ id, sealable: js !== null });
+    expect(canonical.toString('utf8')).toBe(js!.toString('utf8'));
+  }
+  expect(inDb.some((r) => r.canonical.toString('utf8').includes(',9007199254740993,'))).toBe(true);
+  await app.get(AuditSealer).sealPending();
+  const leaves = (await db.query(
+    `SELECT "RowId"::text AS "id", "RowHash" AS "rowHash", "LeafHash" AS "leafHash" FROM "AuditLeaf" WHERE "TableName" = 'AdminChange' AND "RowId" = ANY($1::bigint[])`,
+    [ids],
+  )) as { id: string; rowHash: Buffer; leafHash: Buffer }[];
+  expect(leaves).toHaveLength(ROWS);
+  for (const leaf of leaves) {
+    const row = inJs.get(leaf.id)!;
+    const rowHash = sha256(canonicalRow('AdminChange', row));
+    expect(leaf.rowHash.equals(rowHash)).toBe(true);
+    expect(leaf.leafHash.equals(leafHash(leafRecord('AdminChange', leaf.id, row.CreatedDate as string, rowHash)))).toBe(true);
+  }
 }
 
 function sealableInJs(table: AuditTableName, row: Record<string, string | boolean | null>): Buffer | null {
@@ -179,6 +239,7 @@ describe('the canonical form written by PostgreSQL is canonicalRow, byte for byt
     const t = await startTestApp();
     try {
       await checkBothSides(t.app, t.app.get(DataSource));
+      await checkAdminChange(t.app, t.app.get(DataSource));
     } finally {
       await t.close();
     }
@@ -189,6 +250,7 @@ describe('the canonical form written by PostgreSQL is canonicalRow, byte for byt
     const app = await createApp(settings, { logger: ['error'] });
     try {
       await checkBothSides(app, app.get(DataSource));
+      await checkAdminChange(app, app.get(DataSource));
     } finally {
       await app.close();
     }

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiCreatedResponse,
@@ -8,6 +8,10 @@ import {
   ApiQuery,
   ApiTags,
 } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { badRequest } from '../common/problem';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
@@ -24,14 +28,16 @@ export class ApiKeysController {
 
   @Post(':id/ApiKey')
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
+  @RecordsAdminChange(ActionTypeId.ApiKeyCreated, 'UserRegistryApiKey')
   @ApiCreatedResponse({ type: CreatedApiKeyDto, description: 'The clear key is in `apiKey`, this once only.' })
   @ApiNotFoundResponse({ description: 'No such user within the caller\'s tenant.' })
   create(
     @Param('id', RegistryIdPipe) id: number,
     @Body() body: CreateApiKeyDto,
     @CurrentPrincipal() caller: Principal,
+    @Req() req: Request,
   ): Promise<CreatedApiKeyDto> {
-    return this.apiKeys.create(caller, id, body);
+    return this.apiKeys.create(adminActor(caller, req), id, body);
   }
 
   @Get(':id/ApiKey')
@@ -56,14 +62,16 @@ export class ApiKeysController {
   @Delete(':id/ApiKey/:keyId')
   @HttpCode(204)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
+  @RecordsAdminChange(ActionTypeId.ApiKeyRevoked, 'UserRegistryApiKey', 'keyId')
   @ApiNoContentResponse({ description: 'Revoked on every node; revoking again answers the same.' })
   @ApiNotFoundResponse({ description: 'No such user within reach, or no such key of that user.' })
   async revoke(
     @Param('id', RegistryIdPipe) id: number,
     @Param('keyId', RegistryIdPipe) keyId: number,
     @CurrentPrincipal() caller: Principal,
+    @Req() req: Request,
   ): Promise<void> {
-    await this.apiKeys.revoke(caller, id, keyId);
+    await this.apiKeys.revoke(adminActor(caller, req), id, keyId);
   }
 }
 

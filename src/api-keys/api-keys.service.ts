@@ -1,5 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Principal } from '../access/principal';
+import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { changesText } from '../admin-changes/changes';
+import { Transactions } from '../database/transactions';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { badRequest, notFound } from '../common/problem';
@@ -31,9 +35,12 @@ export class ApiKeys {
     private readonly changes: ServiceChangePublisher,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly transactions: Transactions,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
-  async create(caller: Principal, userRegistryId: number, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+  async create(actor: AdminActor, userRegistryId: number, dto: CreateApiKeyDto): Promise<CreatedApiKeyDto> {
+    const caller = actor.principal;
     const name = boundText(dto.name, 256)?.trim() ?? '';
     if (name === '') throw badRequest('The request is not valid.', [{ field: 'name', message: 'name should not be empty' }]);
     const description = boundText(dto.description, 1024);
@@ -42,14 +49,29 @@ export class ApiKeys {
     refuseEscalation(caller, user.permissions, 'create an API key for this user');
     const generated = generateApiKey(user.name, this.settings.apiHmacKey);
     const createdDate = this.clock.now();
-    const id = await this.keys.create({
-      userRegistryId: user.id,
-      name,
-      description,
-      apiKey: generated.hash,
-      apiKeyDisplay: generated.display,
-      createdDate,
-      createdUser: boundText(caller.userName, 256),
+    const id = await this.transactions.runChange(async (tx) => {
+      const keyId = await this.keys.create(
+        {
+          userRegistryId: user.id,
+          name,
+          description,
+          apiKey: generated.hash,
+          apiKeyDisplay: generated.display,
+          createdDate,
+          createdUser: boundText(caller.userName, 256),
+        },
+        tx,
+      );
+      // Contract 18: the key itself never, only its display identifier.
+      await this.adminChanges.record(tx, actor, {
+        actionType: ActionTypeId.ApiKeyCreated,
+        targetTable: 'UserRegistryApiKey',
+        targetId: keyId,
+        targetName: name,
+        targetTenantRegistryId: user.tenantRegistryId,
+        changes: changesText(null, { name, description, apiKeyDisplay: generated.display, userRegistryId: user.id }),
+      });
+      return keyId;
     });
     this.active.add(generated.hash, { keyId: id, userRegistryId: user.id, display: generated.display });
     await this.announce(CHANNELS.apiKeySet, generated.hash);
@@ -91,10 +113,25 @@ export class ApiKeys {
    * Revokes a key of the user; revoking it again changes nothing and answers the same. A key id that
    * is not this user's answers 404.
    */
-  async revoke(caller: Principal, userRegistryId: number, keyId: number): Promise<void> {
+  async revoke(actor: AdminActor, userRegistryId: number, keyId: number): Promise<void> {
+    const caller = actor.principal;
     const user = await this.targets.find(caller, userRegistryId);
     if (!Number.isSafeInteger(keyId) || keyId < 1 || keyId > 2_147_483_647) throw notFound();
-    const key = await this.keys.revoke(keyId, user.id, this.clock.now(), boundText(caller.userName, 256));
+    const key = await this.transactions.runChange(async (tx) => {
+      const revoked = await this.keys.revoke(keyId, user.id, this.clock.now(), boundText(caller.userName, 256), tx);
+      // A repeat changes nothing and records nothing (contract 5: idempotent).
+      if (revoked?.changed) {
+        await this.adminChanges.record(tx, actor, {
+          actionType: ActionTypeId.ApiKeyRevoked,
+          targetTable: 'UserRegistryApiKey',
+          targetId: keyId,
+          targetName: revoked.name,
+          targetTenantRegistryId: user.tenantRegistryId,
+          changes: changesText({ name: revoked.name, apiKeyDisplay: revoked.display, userRegistryId: user.id }, null),
+        });
+      }
+      return revoked;
+    });
     if (!key) throw notFound();
     // Announced again on a repeat, in case the first message was lost.
     this.active.remove(key.hash);

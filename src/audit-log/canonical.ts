@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
  * worse, two rows with one hash.
  */
 
-export type AuditTableName = 'UserLogin' | 'UserLogout' | 'AuditRetentionRun';
-export const AUDIT_TABLES: readonly AuditTableName[] = Object.freeze(['UserLogin', 'UserLogout', 'AuditRetentionRun'] as const);
+export type AuditTableName = 'UserLogin' | 'UserLogout' | 'AuditRetentionRun' | 'AdminChange';
+export const AUDIT_TABLES: readonly AuditTableName[] = Object.freeze(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange'] as const);
 
 /**
  * A row as read from the database, every column as TEXT the way the sealer selects it: dates already
@@ -18,7 +18,7 @@ export const AUDIT_TABLES: readonly AuditTableName[] = Object.freeze(['UserLogin
  */
 export type AuditRowText = Record<string, string | boolean | null>;
 
-type ColumnKind = 'id' | 'date' | 'int' | 'bool' | 'text';
+export type ColumnKind = 'id' | 'date' | 'int' | 'bool' | 'text';
 
 /**
  * Column order of each table's canonical form (contract 9: UserLogin, UserLogout; 16:
@@ -63,6 +63,26 @@ export const AUDIT_COLUMNS: Record<AuditTableName, ReadonlyArray<{ name: string;
     { name: 'Cutoff', kind: 'date' },
     { name: 'RowCount', kind: 'int' },
   ] as const),
+  /** Contract 18; the read of GET /api/AdminChange is built from this list too (admin-changes/admin-change.table.ts). */
+  AdminChange: Object.freeze([
+    { name: 'Id', kind: 'id' },
+    { name: 'CreatedDate', kind: 'date' },
+    { name: 'CreatedUser', kind: 'text' },
+    { name: 'UserRegistryId', kind: 'int' },
+    { name: 'TenantRegistryId', kind: 'int' },
+    { name: 'CredentialTypeId', kind: 'int' },
+    { name: 'CredentialId', kind: 'text' },
+    { name: 'ActionTypeId', kind: 'int' },
+    { name: 'TargetTable', kind: 'text' },
+    { name: 'TargetId', kind: 'int' },
+    { name: 'TargetName', kind: 'text' },
+    { name: 'TargetTenantRegistryId', kind: 'int' },
+    { name: 'Failed', kind: 'bool' },
+    { name: 'Changes', kind: 'text' },
+    { name: 'RemoteIp', kind: 'text' },
+    { name: 'LocalIp', kind: 'text' },
+    { name: 'UserAgent', kind: 'text' },
+  ] as const),
 });
 
 /** The column whose value is a leaf record's date: CreatedDate, or RunDate for a retention run. */
@@ -70,6 +90,7 @@ export const LEAF_DATE_COLUMN: Record<AuditTableName, string> = Object.freeze({
   UserLogin: 'CreatedDate',
   UserLogout: 'CreatedDate',
   AuditRetentionRun: 'RunDate',
+  AdminChange: 'CreatedDate',
 });
 
 /** 2026-11-25T19:19:32.123456Z: UTC, exactly six fractional digits (PostgreSQL's microseconds). */

@@ -1,7 +1,12 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
+import { adminActor, AdminChangeRecorder, RecordedActor } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { changesText } from '../admin-changes/changes';
 import { AuthenticationTypeId, LogoutReasonId } from '../audit/audit.types';
 import { IssuedToken } from '../guard/token.service';
+import type { Principal } from '../access/principal';
+import { Transactions } from '../database/transactions';
 import { FieldProblem, badRequest, unauthorized } from '../common/problem';
 import { requestContext } from '../common/request-context';
 import { SessionRevocation } from '../session-store/session-revocation.service';
@@ -40,6 +45,8 @@ export class PasswordChange {
     private readonly lockout: LockoutGuard,
     private readonly flow: SignInFlow,
     private readonly revocation: SessionRevocation,
+    private readonly transactions: Transactions,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
   /**
@@ -47,8 +54,8 @@ export class PasswordChange {
    * (LockoutGuard, as a sign-in's password; a wrong one counts); every earlier session ends and the
    * caller gets a new one, started by SignInFlow as a sign-in's (its UserLogin row too).
    */
-  async changeOwnPassword(userRegistryId: number, dto: ChangePasswordDto, req: Request, res: Response): Promise<IssuedToken> {
-    const account = await this.accounts.findById(userRegistryId);
+  async changeOwnPassword(principal: Principal, dto: ChangePasswordDto, req: Request, res: Response): Promise<IssuedToken> {
+    const account = await this.accounts.findById(principal.userRegistryId);
     if (!account || !account.active || account.passwordLocked) throw unauthorized();
     const opened = this.open(dto);
     // The same bounded count as a sign-in (contract 13): a burst of guesses verifies at most
@@ -63,13 +70,33 @@ export class PasswordChange {
     const problems = this.problems(account.wirePasswordHash, opened.password!, { ...opened, repeatGiven: true });
     if (problems.length > 0) throw badRequest('The new password is not acceptable.', problems);
     if (!(await this.accounts.recordSuccess(account.id))) throw unauthorized();
-    await this.apply(account, opened.newPassword!, req);
+    await this.apply(account, opened.newPassword!, req, adminActor(principal, req));
     return this.flow.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
   }
 
-  /** Sets the new password and ends every earlier session of the account. */
-  async apply(account: SignInAccount, newPassword: string, req: Request): Promise<void> {
-    await this.accounts.setPassword(account.id, await this.hasher.hash(newPassword));
+  /**
+   * Sets the new password, with its AdminChange PasswordChanged in the same transaction (contract 18),
+   * and ends every earlier session of the account. `actor`: the signed-in caller of ChangePassword; at
+   * a sign-in's forced change, the user signing in, with no credential yet (CredentialTypeId 3, the
+   * sign-in's cookie session, CredentialId null: the session starts after the change).
+   */
+  async apply(account: SignInAccount, newPassword: string, req: Request, actor?: RecordedActor): Promise<void> {
+    const hash = await this.hasher.hash(newPassword);
+    const by: RecordedActor = actor ?? {
+      principal: { userRegistryId: account.id, userName: account.name, tenantRegistryId: account.tenantRegistryId, authenticationType: 'Cookie', sessionId: null, apiKeyDisplay: null },
+      context: requestContext(req),
+    };
+    await this.transactions.runChange(async (tx) => {
+      await this.accounts.setPassword(account.id, hash, { manager: tx });
+      await this.adminChanges.record(tx, by, {
+        actionType: ActionTypeId.PasswordChanged,
+        targetTable: 'UserRegistry',
+        targetId: account.id,
+        targetName: account.name,
+        targetTenantRegistryId: account.tenantRegistryId,
+        changes: changesText({ password: account.passwordHash }, { password: hash }, { secrets: ['password'], alwaysChanged: ['password'] }),
+      });
+    });
     await this.revocation.revokeAll(
       { userRegistryId: account.id, userName: account.name, tenantRegistryId: account.tenantRegistryId },
       { reasonId: LogoutReasonId.PasswordChanged, context: requestContext(req) },

@@ -84,7 +84,7 @@ export class PasswordController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<TokenDto> {
     if (!this.enabled) throw notFound();
-    const issued = await this.passwords.changeOwnPassword(principal.userRegistryId, body, req, res);
+    const issued = await this.passwords.changeOwnPassword(principal, body, req, res);
     return { token: issued.token, expiration: issued.expiration.toISOString() };
   }
 

@@ -17,7 +17,7 @@ export interface ReadQuery {
   sortField: string | null;
   ascending: boolean;
   search: string | null;
-  filters: { sql: string; value: string; type: 'integer' | 'uuid' | 'boolean' }[];
+  filters: { sql: string; value: string; type: 'integer' | 'uuid' | 'boolean' | 'text' }[];
   csv: boolean;
 }
 
@@ -111,10 +111,12 @@ function parseCommon(
       errors.push({ field: filter.param, message: `${filter.param} must be a whole number.` });
     } else if (filter.type === 'integer' && filter.values && !filter.values.includes(Number(value))) {
       errors.push({ field: filter.param, message: `${filter.param} must be one of ${filter.values.join(', ')}.` });
+    } else if (filter.type === 'text' && !(filter.texts ?? []).includes(value)) {
+      errors.push({ field: filter.param, message: `${filter.param} must be one of ${(filter.texts ?? []).join(', ')}.` });
     } else if (filter.type === 'uuid' && !UUID.test(value)) {
       errors.push({ field: filter.param, message: `${filter.param} must be a GUID.` });
     } else {
-      filters.push({ sql: filter.sql, value: filter.type === 'integer' ? String(Number(value)) : value.toLowerCase(), type: filter.type });
+      filters.push({ sql: filter.sql, value: filter.type === 'integer' ? String(Number(value)) : filter.type === 'text' ? value : value.toLowerCase(), type: filter.type });
     }
   }
 

@@ -93,7 +93,11 @@ export function readStatement(
     where.push(`t."${table.access.tenantColumn}" = ${p.add(principal.tenantRegistryId, 'int')}`);
     where.push(`t."${table.access.userColumn}" IS NOT NULL`);
   }
-  const casts = { integer: 'bigint', uuid: 'uuid', boolean: 'boolean' } as const;
+  if (table.access.kind === 'tenants' && !principal.landlord) {
+    const tenant = p.add(principal.tenantRegistryId, 'int');
+    where.push(`(${table.access.tenantColumns.map((column) => `t."${column}" = ${tenant}`).join(' OR ')})`);
+  }
+  const casts = { integer: 'bigint', uuid: 'uuid', boolean: 'boolean', text: 'text' } as const;
   for (const filter of query.filters) {
     where.push(`${filter.sql} = ${p.add(filter.value, casts[filter.type])}`);
   }

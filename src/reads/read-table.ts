@@ -25,10 +25,12 @@ export interface ReadFilter {
   param: string;
   /** Column expression over alias `t`. */
   sql: string;
-  /** 'boolean' accepts true or false (any case) and nothing else. */
-  type: 'integer' | 'uuid' | 'boolean';
+  /** 'boolean' accepts true or false (any case) and nothing else; 'text' only one of `texts`. */
+  type: 'integer' | 'uuid' | 'boolean' | 'text';
   /** For an integer code: the only values accepted; any other is a 400 naming the parameter. */
   values?: readonly number[];
+  /** For a 'text' filter: the only values accepted (exactly); any other is a 400 naming the parameter. */
+  texts?: readonly string[];
   /** For the OpenAPI document; "Exact match." when absent. */
   description?: string;
 }
@@ -61,7 +63,11 @@ export interface ReadTable {
    * here). 'tenant': a landlord sees every row; anyone else only rows of their own tenant that belong
    * to a known user.
    */
-  access: { kind: 'landlord' } | { kind: 'tenant'; tenantColumn: string; userColumn: string };
+  access:
+    | { kind: 'landlord' }
+    | { kind: 'tenant'; tenantColumn: string; userColumn: string }
+    /** A landlord sees every row; anyone else the rows where any of `tenantColumns` is its tenant (AdminChange: the actor's or the target's). */
+    | { kind: 'tenants'; tenantColumns: readonly string[] };
   /** The series route beside the grid (telemetry tables only). */
   series?: SeriesDescription;
 }

@@ -47,7 +47,7 @@ export function usableRollup(table: ReadTable, query: Pick<ReadQuery, 'samplePer
 
 /** The filters of a read as conditions over the rollup's alias `r`. */
 function rollupConditions(query: Pick<ReadQuery, 'filters'>, add: AddParam): string[] {
-  const casts = { integer: 'bigint', uuid: 'uuid', boolean: 'boolean' } as const;
+  const casts = { integer: 'bigint', uuid: 'uuid', boolean: 'boolean', text: 'text' } as const;
   return query.filters.map((f) => `r."${columnOf(f.sql)}" = ${add(f.value, casts[f.type])}`);
 }
 

@@ -19,6 +19,7 @@ export interface PartitionedTable {
 export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   { table: 'UserLogin', period: 'month', kind: 'audit' },
   { table: 'UserLogout', period: 'month', kind: 'audit' },
+  { table: 'AdminChange', period: 'month', kind: 'audit' },
   ...[
     'ArchiverStagePerformanceCounter',
     'CaseCreationStagePerformanceCounter',

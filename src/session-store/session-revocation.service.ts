@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
 import { AuditWriter, LogoutIdentity } from '../audit/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
@@ -30,6 +31,8 @@ export interface RevocationOptions {
    * Its CreatedDate is the revocation's instant.
    */
   identity?: LogoutIdentity;
+  /** Runs inside the revocation's transaction (the AdminChange of an administrator's revocation, contract 18). */
+  inTransaction?: (tx: EntityManager) => Promise<void>;
 }
 
 /**
@@ -46,6 +49,8 @@ export interface SessionEndedMessage {
 export interface SessionEnder {
   userName: string;
   context: RequestContext | null;
+  /** Runs inside the transaction that ends the session, once it did (its AdminChange SessionEnded, contract 18). */
+  inTransaction?: (tx: EntityManager) => Promise<void>;
 }
 
 /**
@@ -81,7 +86,7 @@ export class SessionRevocation {
     const now = identity.createdDate;
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
-    await this.transactions.run(async (manager) => {
+    await this.transactions.runChange(async (manager) => {
       await this.users.revokeTokens(owner.userRegistryId, now, manager);
       const starts = await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
       // Rows past the absolute lifetime were no longer sessions; they are closed, not counted.
@@ -103,6 +108,7 @@ export class SessionRevocation {
         manager,
         identity,
       );
+      await options.inTransaction?.(manager);
     });
     await this.announceEnded(owner.userRegistryId);
     return now;
@@ -115,7 +121,7 @@ export class SessionRevocation {
    */
   async endOne(owner: SessionOwner, sessionId: string, by: SessionEnder): Promise<boolean> {
     const now = this.clock.now();
-    const ended = await this.transactions.run(async (manager) => {
+    const ended = await this.transactions.runChange(async (manager) => {
       const session = await this.sessions.endOne(sessionId, owner.userRegistryId, by.userName, now, manager);
       if (!session) return null;
       await this.audit.logout(
@@ -131,6 +137,7 @@ export class SessionRevocation {
         },
         manager,
       );
+      await by.inTransaction?.(manager);
       return session;
     });
     if (!ended) return false;

@@ -2,6 +2,11 @@ import { Controller, HttpCode, Param, Post, Req } from '@nestjs/common';
 import { ApiNoContentResponse, ApiNotFoundResponse, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { TargetUsers } from '../users/target-users';
+import { adminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { changesText } from '../admin-changes/changes';
+import { Clock } from '../common/clock';
 import { LogoutReasonId } from '../audit/audit.types';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
@@ -20,6 +25,8 @@ export class RevokeTokensController {
   constructor(
     private readonly targets: TargetUsers,
     private readonly revocation: SessionRevocation,
+    private readonly adminChanges: AdminChangeRecorder,
+    private readonly clock: Clock,
   ) {}
 
   @Post('RevokeTokens/:id')
@@ -31,7 +38,20 @@ export class RevokeTokensController {
     const user = await this.targets.find(caller, id);
     await this.revocation.revokeAll(
       { userRegistryId: user.id, userName: user.name, tenantRegistryId: user.tenantRegistryId },
-      { reasonId: LogoutReasonId.AdministratorRevoked, context: requestContext(req), cutByUser: caller.userName },
+      {
+        reasonId: LogoutReasonId.AdministratorRevoked,
+        context: requestContext(req),
+        cutByUser: caller.userName,
+        inTransaction: (tx) =>
+          this.adminChanges.record(tx, adminActor(caller, req), {
+            actionType: ActionTypeId.TokensRevoked,
+            targetTable: 'UserRegistry',
+            targetId: user.id,
+            targetName: user.name,
+            targetTenantRegistryId: user.tenantRegistryId,
+            changes: changesText({ tokensValidFrom: null }, { tokensValidFrom: this.clock.now() }),
+          }),
+      },
     );
   }
 }

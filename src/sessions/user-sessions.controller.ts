@@ -4,6 +4,8 @@ import type { Request, Response } from 'express';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { RegistryIdParam } from '../users/registry-id';
 import { SessionView, UserSessions } from './user-sessions.service';
 
@@ -36,6 +38,7 @@ export class OwnSessionsController {
   }
 
   @Delete(':id')
+  @RecordsAdminChange(ActionTypeId.SessionEnded, 'UserSession')
   @HttpCode(204)
   @Authenticated()
   @ApiParam({ name: 'id', ...SESSION_ID_PARAM })
@@ -69,6 +72,7 @@ export class UserSessionsController {
   }
 
   @Delete(':id/Sessions/:sessionId')
+  @RecordsAdminChange(ActionTypeId.SessionEnded, 'UserSession')
   @HttpCode(204)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
   @ApiParam({ name: 'id', type: Number })

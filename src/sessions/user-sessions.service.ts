@@ -4,6 +4,9 @@ import { TargetUsers } from '../users/target-users';
 import { SessionCookies } from '../guard/cookies';
 import type { Principal } from '../access/principal';
 import { SESSION_ID } from '../guard/token.service';
+import { adminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { changesText } from '../admin-changes/changes';
 import { Clock } from '../common/clock';
 import { notFound, unauthorized } from '../common/problem';
 import { requestContext } from '../common/request-context';
@@ -35,6 +38,7 @@ export class UserSessions {
     private readonly cookies: SessionCookies,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
   async listOwn(caller: Principal): Promise<SessionView[]> {
@@ -69,7 +73,20 @@ export class UserSessions {
     // A malformed id is unknown (404), and never reaches PostgreSQL's uuid parser.
     const sessionId = rawId.toLowerCase();
     if (!SESSION_ID.test(sessionId)) throw notFound(NO_SESSION);
-    const ended = await this.revocation.endOne(owner, sessionId, { userName: caller.userName, context: requestContext(req) });
+    const ended = await this.revocation.endOne(owner, sessionId, {
+      userName: caller.userName,
+      context: requestContext(req),
+      // Contract 18: a session is named by its id (TargetName), TargetId null.
+      inTransaction: (tx) =>
+        this.adminChanges.record(tx, adminActor(caller, req), {
+          actionType: ActionTypeId.SessionEnded,
+          targetTable: 'UserSession',
+          targetId: null,
+          targetName: sessionId,
+          targetTenantRegistryId: owner.tenantRegistryId,
+          changes: changesText({ endReasonId: null, endedByUser: null }, { endReasonId: 4, endedByUser: caller.userName }),
+        }),
+    });
     if (!ended) throw notFound(NO_SESSION);
     this.logger.log(`session ${sessionId} of user ${owner.userRegistryId} ended by ${caller.userName}`);
     if (sessionId === caller.sessionId) {

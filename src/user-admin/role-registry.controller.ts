@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Post, Put, Req } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiConflictResponse,
@@ -12,6 +12,10 @@ import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
 import { RegistryIdParam } from '../users/registry-id';
+import type { Request } from 'express';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { CreateRoleDto, PermissionSpecificationDto, RoleDto, UpdateRoleDto } from './role-registry.dto';
 import { RoleRegistryService } from './role-registry.service';
 
@@ -42,26 +46,29 @@ export class RoleRegistryController {
 
   @Post()
   @Authenticated({ permission: Permission.ReadWriteSecurityRole })
+  @RecordsAdminChange(ActionTypeId.RoleCreated, 'RoleRegistry')
   @ApiCreatedResponse({ type: RoleDto })
   @ApiBadRequestResponse({ description: 'Invalid name, or an unknown permission id.' })
   @ApiNotFoundResponse({ description: 'tenantRegistryId is not a tenant the caller administers.' })
   @ApiConflictResponse({ description: 'A role with this name exists in the tenant.' })
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateRoleDto): Promise<RoleDto> {
-    return this.roles.create(principal, body);
+  create(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: CreateRoleDto): Promise<RoleDto> {
+    return this.roles.create(adminActor(principal, req), body);
   }
 
   @Put(':id')
   @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ permission: Permission.ReadWriteSecurityRole })
+  @RecordsAdminChange(ActionTypeId.RoleChanged, 'RoleRegistry', 'id')
   @ApiOkResponse({ type: RoleDto })
   @ApiNotFoundResponse({ description: 'No such role in the caller\'s tenant.' })
   @ApiConflictResponse({ description: 'A role with this name exists in the tenant.' })
   update(
     @CurrentPrincipal() principal: Principal,
+    @Req() req: Request,
     @RegistryIdParam() id: number,
     @Body() body: UpdateRoleDto,
   ): Promise<RoleDto> {
-    return this.roles.update(principal, id, body);
+    return this.roles.update(adminActor(principal, req), id, body);
   }
 }
 

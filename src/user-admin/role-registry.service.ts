@@ -1,5 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../access/principal';
+import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { changesText } from '../admin-changes/changes';
 import { badRequest, notFound } from '../common/problem';
 import { Transactions } from '../database/transactions';
 import { PermissionSpecificationRepository } from '../users/permission-specification.repository';
@@ -28,6 +31,7 @@ export class RoleRegistryService {
     private readonly tenants: TenantRegistryRepository,
     private readonly transactions: Transactions,
     private readonly changes: ServiceChangePublisher,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
   list(principal: Principal): Promise<RoleDto[]> {
@@ -55,15 +59,25 @@ export class RoleRegistryService {
     return (await this.permissions.findAll()).map(({ id, name }) => ({ id, name }));
   }
 
-  async create(principal: Principal, body: CreateRoleDto): Promise<RoleDto> {
+  async create(actor: AdminActor, body: CreateRoleDto): Promise<RoleDto> {
+    const { principal } = actor;
     const tenantRegistryId = await this.tenantFor(principal, body.tenantRegistryId);
     const permissions = await this.checkedPermissions(body.permissions ?? []);
     refuseEscalation(principal, permissions, 'grant these permissions');
     const id = await uniqueOr409(
       () =>
-        this.transactions.run(async (tx) => {
-          const roleId = await this.roles.create({ tenantRegistryId, name: body.name, active: body.active ?? true }, tx);
+        this.transactions.runChange(async (tx) => {
+          const active = body.active ?? true;
+          const roleId = await this.roles.create({ tenantRegistryId, name: body.name, active }, tx);
           await this.rolePermissions.replaceForRole(roleId, permissions, tx);
+          await this.adminChanges.record(tx, actor, {
+            actionType: ActionTypeId.RoleCreated,
+            targetTable: 'RoleRegistry',
+            targetId: roleId,
+            targetName: body.name,
+            targetTenantRegistryId: tenantRegistryId,
+            changes: changesText(null, { name: body.name, tenantRegistryId, active, permissions }),
+          });
           return roleId;
         }),
       DUPLICATE,
@@ -72,7 +86,8 @@ export class RoleRegistryService {
     return (await this.find(principal, id))!;
   }
 
-  async update(principal: Principal, id: number, body: UpdateRoleDto): Promise<RoleDto> {
+  async update(actor: AdminActor, id: number, body: UpdateRoleDto): Promise<RoleDto> {
+    const { principal } = actor;
     const current = await this.find(principal, id);
     if (!current) throw notFound(NO_ROLE);
     if (body.tenantRegistryId !== undefined && body.tenantRegistryId !== null && body.tenantRegistryId !== current.tenantRegistryId) {
@@ -84,9 +99,21 @@ export class RoleRegistryService {
     if (permissions) refuseEscalation(principal, permissions, 'grant these permissions');
     await uniqueOr409(
       () =>
-        this.transactions.run(async (tx) => {
+        this.transactions.runChange(async (tx) => {
           await this.roles.update(id, { name: body.name ?? undefined, active: body.active ?? undefined }, tx);
           if (permissions) await this.rolePermissions.replaceForRole(id, permissions, tx);
+          const before = { name: current.name, active: current.active, permissions: current.permissions };
+          const after = { name: body.name ?? current.name, active: body.active ?? current.active, permissions: permissions ?? current.permissions };
+          const text = changesText(before, after);
+          if (text === '{}') return;
+          await this.adminChanges.record(tx, actor, {
+            actionType: ActionTypeId.RoleChanged,
+            targetTable: 'RoleRegistry',
+            targetId: id,
+            targetName: after.name,
+            targetTenantRegistryId: current.tenantRegistryId,
+            changes: text,
+          });
         }),
       DUPLICATE,
     );

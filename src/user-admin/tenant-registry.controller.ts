@@ -1,7 +1,12 @@
-import { Body, Controller, Get, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, Post, Put, Req } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiConflictResponse, ApiCreatedResponse, ApiNotFoundResponse, ApiOkResponse, ApiParam, ApiTags } from '@nestjs/swagger';
-import { Authenticated } from '../access/decorators';
+import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import { RegistryIdParam } from '../users/registry-id';
+import type { Request } from 'express';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import type { Principal } from '../access/principal';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
 import { TenantRegistryService } from './tenant-registry.service';
 
@@ -20,20 +25,22 @@ export class TenantRegistryController {
 
   @Post()
   @Authenticated({ landlord: true })
+  @RecordsAdminChange(ActionTypeId.TenantCreated, 'TenantRegistry')
   @ApiCreatedResponse({ type: TenantDto })
   @ApiBadRequestResponse({ description: 'Name missing, too long or with control characters.' })
   @ApiConflictResponse({ description: 'A tenant with this name exists.' })
-  create(@Body() body: CreateTenantDto): Promise<TenantDto> {
-    return this.tenants.create(body);
+  create(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: CreateTenantDto): Promise<TenantDto> {
+    return this.tenants.create(adminActor(principal, req), body);
   }
 
   @Put(':id')
   @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ landlord: true })
+  @RecordsAdminChange(ActionTypeId.TenantChanged, 'TenantRegistry', 'id')
   @ApiOkResponse({ type: TenantDto })
   @ApiNotFoundResponse({ description: 'No such tenant.' })
   @ApiConflictResponse({ description: 'Duplicate name, or deactivating the landlord tenant.' })
-  update(@RegistryIdParam() id: number, @Body() body: UpdateTenantDto): Promise<TenantDto> {
-    return this.tenants.update(id, body);
+  update(@CurrentPrincipal() principal: Principal, @Req() req: Request, @RegistryIdParam() id: number, @Body() body: UpdateTenantDto): Promise<TenantDto> {
+    return this.tenants.update(adminActor(principal, req), id, body);
   }
 }

@@ -16,6 +16,9 @@ import type { Principal } from '../access/principal';
 import { requestContext } from '../common/request-context';
 import { Permission } from '../access/permissions';
 import { RegistryIdParam } from '../users/registry-id';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 import { UserRegistryService } from './user-registry.service';
 
@@ -38,13 +41,14 @@ export class UserRegistryController {
   }
 
   @Post()
+  @RecordsAdminChange(ActionTypeId.UserCreated, 'UserRegistry')
   @Authenticated({ permission: USER })
   @ApiCreatedResponse({ type: UserDto })
   @ApiBadRequestResponse({ description: 'Invalid member; `errors` lists every password rule broken.' })
   @ApiNotFoundResponse({ description: 'The role is not one of a tenant the caller administers.' })
   @ApiConflictResponse({ description: 'A user with this name exists.' })
-  create(@CurrentPrincipal() principal: Principal, @Body() body: CreateUserDto): Promise<UserDto> {
-    return this.users.create(principal, body);
+  create(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: CreateUserDto): Promise<UserDto> {
+    return this.users.create(adminActor(principal, req), body);
   }
 
   @Get(':id')
@@ -57,6 +61,7 @@ export class UserRegistryController {
   }
 
   @Put(':id')
+  @RecordsAdminChange(ActionTypeId.UserChanged, 'UserRegistry', 'id')
   @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @Authenticated({ permission: USER })
   @ApiOkResponse({ type: UserDto })
@@ -69,10 +74,11 @@ export class UserRegistryController {
     @Body() body: UpdateUserDto,
     @Req() req: Request,
   ): Promise<UserDto> {
-    return this.users.update(principal, id, body, requestContext(req));
+    return this.users.update(adminActor(principal, req), id, body);
   }
 
   @Delete(':id')
+  @RecordsAdminChange(ActionTypeId.UserDeleted, 'UserRegistry', 'id')
   @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @HttpCode(204)
   @Authenticated({ permission: USER })
@@ -80,10 +86,11 @@ export class UserRegistryController {
   @ApiNotFoundResponse({ description: 'No such user in the caller\'s tenant.' })
   @ApiConflictResponse({ description: 'Deleting one\'s own account.' })
   async delete(@CurrentPrincipal() principal: Principal, @RegistryIdParam() id: number, @Req() req: Request): Promise<void> {
-    await this.users.delete(principal, id, requestContext(req));
+    await this.users.delete(adminActor(principal, req), id);
   }
 
   @Post(':id/Password')
+  @RecordsAdminChange(ActionTypeId.PasswordSetByAdministrator, 'UserRegistry', 'id')
   @ApiParam({ name: 'id', type: Number, description: 'A positive integer; anything else answers 400.' })
   @HttpCode(204)
   @Authenticated({ permission: USER })
@@ -96,6 +103,6 @@ export class UserRegistryController {
     @Body() body: ResetPasswordDto,
     @Req() req: Request,
   ): Promise<void> {
-    await this.users.resetPassword(principal, id, body, requestContext(req));
+    await this.users.resetPassword(adminActor(principal, req), id, body);
   }
 }

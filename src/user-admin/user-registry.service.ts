@@ -1,4 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
+import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { ChangeSide, changesText } from '../admin-changes/changes';
 import { LogoutReasonId } from '../audit/audit.types';
 import type { Principal } from '../access/principal';
 import { Clock } from '../common/clock';
@@ -18,6 +22,8 @@ import { UserRegistryRepository } from '../users/user-registry.repository';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 
 const DUPLICATE = 'A user with this name already exists.';
+/** The old password in a reset's Changes: never its value, always written as "(secret)". */
+const SECRET_BEFORE = '(secret)';
 const NO_USER = 'No such user.';
 const NO_ROLE = 'No such role.';
 
@@ -43,6 +49,7 @@ export class UserRegistryService {
     private readonly revocation: SessionRevocation,
     private readonly changes: ServiceChangePublisher,
     private readonly clock: Clock,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
   list(principal: Principal): Promise<UserDto[]> {
@@ -55,7 +62,8 @@ export class UserRegistryService {
     return user;
   }
 
-  async create(principal: Principal, body: CreateUserDto): Promise<UserDto> {
+  async create(actor: AdminActor, body: CreateUserDto): Promise<UserDto> {
+    const { principal } = actor;
     const role = await this.roles.find(principal, body.roleRegistryId);
     if (!role) throw notFound(NO_ROLE);
     refuseEscalation(principal, role.permissions, 'give a user this role');
@@ -65,7 +73,7 @@ export class UserRegistryService {
     const hash = await this.hasher.hash(password.value);
     const id = await uniqueOr409(
       () =>
-        this.transactions.run(async (tx) => {
+        this.transactions.runChange(async (tx) => {
           const userId = await this.users.create(
             {
               roleRegistryId: role.id,
@@ -77,7 +85,10 @@ export class UserRegistryService {
             },
             tx,
           );
-          await this.accounts.setPassword(userId, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? false, manager: tx });
+          const mustChangePassword = body.mustChangePassword ?? false;
+          await this.accounts.setPassword(userId, hash, { wirePasswordHash: wire, mustChange: mustChangePassword, manager: tx });
+          const after = { name: body.name, email: emptyToNull(body.email), roleRegistryId: role.id, active: body.active ?? true, password: hash, wirePasswordHash: wire, mustChangePassword };
+          await this.record(tx, actor, ActionTypeId.UserCreated, { id: userId, name: body.name, tenantRegistryId: role.tenantRegistryId }, null, after);
           return userId;
         }),
       DUPLICATE,
@@ -86,7 +97,8 @@ export class UserRegistryService {
     return this.get(principal, id);
   }
 
-  async update(principal: Principal, id: number, body: UpdateUserDto, context: RequestContext): Promise<UserDto> {
+  async update(actor: AdminActor, id: number, body: UpdateUserDto): Promise<UserDto> {
+    const { principal, context } = actor;
     const user = await this.editable(principal, id);
     let roleId: number | null = null;
     if (body.roleRegistryId !== undefined && body.roleRegistryId !== null && body.roleRegistryId !== user.roleRegistryId) {
@@ -100,26 +112,38 @@ export class UserRegistryService {
       if (user.id === principal.userRegistryId) throw conflict('You cannot deactivate your own account.');
       await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
     }
-    await this.users.updateMembers(
-      id,
-      {
-        email: body.email !== undefined ? emptyToNull(body.email) : undefined,
-        roleRegistryId: roleId ?? undefined,
-        active: body.active ?? undefined,
-        passwordLocked: body.passwordLocked ?? undefined,
-      },
-      this.clock.now(),
-    );
+    const members = {
+      email: body.email !== undefined ? emptyToNull(body.email) : undefined,
+      roleRegistryId: roleId ?? undefined,
+      active: body.active ?? undefined,
+      passwordLocked: body.passwordLocked ?? undefined,
+    };
+    await this.transactions.runChange(async (tx) => {
+      await this.users.updateMembers(id, members, this.clock.now(), tx);
+      const before = { email: user.email, roleRegistryId: user.roleRegistryId, active: user.active, passwordLocked: user.passwordLocked };
+      const after = {
+        email: members.email !== undefined ? members.email : user.email,
+        roleRegistryId: members.roleRegistryId ?? user.roleRegistryId,
+        active: members.active ?? user.active,
+        passwordLocked: members.passwordLocked ?? user.passwordLocked,
+      };
+      await this.record(tx, actor, ActionTypeId.UserChanged, user, before, after);
+    });
     await this.changes.publish('UserRegistry', id, 'updated');
     return this.get(principal, id);
   }
 
   /** Soft delete: the row stays for the audit trails; the name becomes free for a new user. */
-  async delete(principal: Principal, id: number, context: RequestContext): Promise<void> {
+  async delete(actor: AdminActor, id: number): Promise<void> {
+    const { principal, context } = actor;
     const user = await this.editable(principal, id);
     if (user.id === principal.userRegistryId) throw conflict('You cannot delete your own account.');
     await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
-    await this.users.markDeleted(id);
+    await this.transactions.runChange(async (tx) => {
+      await this.users.markDeleted(id, tx);
+      const before = { name: user.name, email: user.email, roleRegistryId: user.roleRegistryId, active: user.active };
+      await this.record(tx, actor, ActionTypeId.UserDeleted, user, before, null);
+    });
     await this.changes.publish('UserRegistry', id, 'deleted');
   }
 
@@ -127,7 +151,8 @@ export class UserRegistryService {
    * An administrator's reset. The lock and the failure count are left alone (only PUT passwordLocked
    * false unlocks), so a reset cannot be used to bypass a lockout unnoticed.
    */
-  async resetPassword(principal: Principal, id: number, body: ResetPasswordDto, context: RequestContext): Promise<void> {
+  async resetPassword(actor: AdminActor, id: number, body: ResetPasswordDto): Promise<void> {
+    const { principal, context } = actor;
     const user = await this.editable(principal, id);
     const wire = body.wirePasswordHash ?? false;
     const password = this.readPassword(body.password, wire);
@@ -135,9 +160,34 @@ export class UserRegistryService {
     const hash = await this.hasher.hash(password.value);
     // The new hash first, then the cut: a sign-in with the old password can no longer start a
     // session after the revocation. If the cut fails the caller hears so (503) and can reset again.
-    await this.accounts.setPassword(id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? true });
+    await this.transactions.runChange(async (tx) => {
+      await this.accounts.setPassword(id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? true, manager: tx });
+      // Whether the old one existed is not known here; a reset always replaces a secret with a secret.
+      await this.record(tx, actor, ActionTypeId.PasswordSetByAdministrator, user, { password: SECRET_BEFORE, wirePasswordHash: user.wirePasswordHash }, { password: hash, wirePasswordHash: wire });
+    });
     await this.changes.publish('UserRegistry', id, 'updated');
     await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context, 'The password was set, but the user\'s sessions could not be ended; reset it again.');
+  }
+
+  /** The AdminChange row of a change to user `user` (contract 18), in the change's transaction; none when nothing changed. */
+  private async record(
+    tx: EntityManager,
+    actor: AdminActor,
+    actionType: ActionTypeId,
+    user: Pick<UserDto, 'id' | 'name' | 'tenantRegistryId'>,
+    before: ChangeSide,
+    after: ChangeSide,
+  ): Promise<void> {
+    const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
+    if (changes === '{}') return;
+    await this.adminChanges.record(tx, actor, {
+      actionType,
+      targetTable: 'UserRegistry',
+      targetId: user.id,
+      targetName: user.name,
+      targetTenantRegistryId: user.tenantRegistryId,
+      changes,
+    });
   }
 
   private async find(principal: Principal, id: number): Promise<UserDto | null> {

@@ -13,8 +13,13 @@ export class TenantRegistryRepository {
     return this.repository.find({ order: { id: 'ASC' } });
   }
 
-  findById(id: number): Promise<TenantRegistry | null> {
-    return this.repository.findOneBy({ id });
+  findById(id: number, tx?: EntityManager): Promise<TenantRegistry | null> {
+    return (tx?.getRepository(TenantRegistry) ?? this.repository).findOneBy({ id });
+  }
+
+  /** The tenant as it is before a change, locked until the change's transaction ends. */
+  findForChange(id: number, tx: EntityManager): Promise<TenantRegistry | null> {
+    return tx.getRepository(TenantRegistry).findOne({ where: { id }, lock: { mode: 'pessimistic_write' } });
   }
 
   exists(id: number): Promise<boolean> {
@@ -22,19 +27,20 @@ export class TenantRegistryRepository {
   }
 
   /** A new tenant; never a landlord (only the seed makes one). */
-  async create(values: { name: string; active: boolean }): Promise<TenantRegistry> {
-    const { identifiers } = await this.repository.insert({ name: values.name, landlord: false, active: values.active });
-    return this.repository.findOneByOrFail({ id: identifiers[0].id as number });
+  async create(values: { name: string; active: boolean }, tx?: EntityManager): Promise<TenantRegistry> {
+    const repository = tx?.getRepository(TenantRegistry) ?? this.repository;
+    const { identifiers } = await repository.insert({ name: values.name, landlord: false, active: values.active });
+    return repository.findOneByOrFail({ id: identifiers[0].id as number });
   }
 
   /** Changes the given members (an omitted one stays); null when there is no such tenant. */
-  async update(id: number, changes: { name?: string; active?: boolean }): Promise<TenantRegistry | null> {
+  async update(id: number, changes: { name?: string; active?: boolean }, tx?: EntityManager): Promise<TenantRegistry | null> {
     const set = definedOnly(changes);
     if (Object.keys(set).length > 0) {
-      const { affected } = await this.repository.update({ id }, set);
+      const { affected } = await (tx?.getRepository(TenantRegistry) ?? this.repository).update({ id }, set);
       if (!affected) return null;
     }
-    return this.findById(id);
+    return this.findById(id, tx);
   }
 
   hasLandlord(tx?: EntityManager): Promise<boolean> {

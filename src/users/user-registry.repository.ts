@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { SERVICE_CHANGE_CONDITION } from '../database/service-change-mark';
 import { PermissionSpecification } from './permission-specification.entity';
 import { RoleRegistryPermission } from './role-registry-permission.entity';
 import { RoleRegistry } from './role-registry.entity';
@@ -192,6 +193,7 @@ export class UserRegistryRepository {
     id: number,
     changes: { email?: string | null; roleRegistryId?: number; active?: boolean; passwordLocked?: boolean },
     now: Date,
+    tx?: EntityManager,
   ): Promise<void> {
     const set: Record<string, unknown> = {};
     if (changes.email !== undefined) set.email = changes.email;
@@ -204,7 +206,7 @@ export class UserRegistryRepository {
       Object.assign(set, { passwordLocked: false, passwordLockedDate: null, failedPasswordCount: 0 });
     }
     if (Object.keys(set).length === 0) return;
-    await this.repository
+    await this.on(tx)
       .createQueryBuilder()
       .update(UserRegistry)
       .set(set)
@@ -213,8 +215,8 @@ export class UserRegistryRepository {
   }
 
   /** Soft delete: the row stays for the audit trails; the name becomes free for a new user. */
-  async markDeleted(id: number): Promise<void> {
-    await this.repository.update({ id }, { deleted: true });
+  async markDeleted(id: number, tx?: EntityManager): Promise<void> {
+    await this.on(tx).update({ id }, { deleted: true });
   }
 
   /**
@@ -267,6 +269,8 @@ export class UserRegistryRepository {
           'CASE WHEN NOT "PasswordLocked" AND "FailedPasswordCount" + 1 > :lockAbove THEN CAST(:now AS timestamptz) ELSE "PasswordLockedDate" END',
       })
       .where('"Id" = :id', { id, lockAbove, now })
+      // Sign-in bookkeeping is the service's own, never an administrative change (contract 18).
+      .andWhere(SERVICE_CHANGE_CONDITION)
       .returning('"FailedPasswordCount" AS count, "PasswordLocked" AS locked')
       .execute();
     return (result.raw as AttemptCount[])[0] ?? null;
@@ -279,6 +283,7 @@ export class UserRegistryRepository {
       .update(UserRegistry)
       .set({ failedPasswordCount: () => 'GREATEST("FailedPasswordCount" - 1, 0)' })
       .where('"Id" = :id', { id })
+      .andWhere(SERVICE_CHANGE_CONDITION)
       .returning('"FailedPasswordCount" AS count, "PasswordLocked" AS locked')
       .execute();
     return (result.raw as AttemptCount[])[0] ?? null;
@@ -297,6 +302,7 @@ export class UserRegistryRepository {
       .update(UserRegistry)
       .set({ passwordLocked: true, passwordLockedDate: now })
       .where('"Id" = :id AND NOT "PasswordLocked"', { id })
+      .andWhere(SERVICE_CHANGE_CONDITION)
       .execute();
   }
 
@@ -309,7 +315,8 @@ export class UserRegistryRepository {
       .createQueryBuilder()
       .update(UserRegistry)
       .set({ failedPasswordCount: 0, lastLoginDate: now })
-      .where('"Id" = :id AND NOT "PasswordLocked"', { id });
+      .where('"Id" = :id AND NOT "PasswordLocked"', { id })
+      .andWhere(SERVICE_CHANGE_CONDITION);
     if (countAtMost !== null) query.andWhere('"FailedPasswordCount" <= :countAtMost', { countAtMost });
     const result = await query.returning('"Id"').execute();
     return (result.raw as unknown[]).length > 0;

@@ -10,6 +10,7 @@ import {
   LogoutReasonId,
 } from '../audit/audit.types';
 import { CAPTURE_QUEUE_IDS, CAPTURE_QUEUE_NAMES } from '../telemetry/telemetry.tables';
+import { ACTION_TYPE_NAMES, ActionTypeId, CREDENTIAL_TYPE_NAMES, CredentialTypeId } from '../admin-changes/admin-change.types';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../access/permissions';
 
@@ -63,6 +64,8 @@ export function codeTables(): CodeTables {
     caseCreationStages: codeTable(CaseCreationStage, CASE_CREATION_STAGE_NAMES),
     captureQueues: codeTable(CAPTURE_QUEUE_IDS, CAPTURE_QUEUE_NAMES),
     permissions: codeTable(Permission, PERMISSION_NAMES, PERMISSION_NOTES),
+    actionTypes: codeTable(ActionTypeId, ACTION_TYPE_NAMES),
+    credentialTypes: codeTable(CredentialTypeId, CREDENTIAL_TYPE_NAMES),
   };
 }
 

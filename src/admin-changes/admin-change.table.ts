@@ -1,0 +1,41 @@
+import { AUDIT_COLUMNS } from '../audit-log/canonical';
+import { col, lookupOf, ReadColumn, ReadTable } from '../reads/read-table';
+import { ACTION_TYPE_NAMES, ADMIN_CHANGE_TARGET_TABLES, CREDENTIAL_TYPE_NAMES } from './admin-change.types';
+
+/** The code columns of AdminChange and the name each gets beside it in a row. */
+const LOOKUPS: Record<string, ReadColumn> = {
+  CredentialTypeId: lookupOf('credentialType', 'CredentialTypeId', CREDENTIAL_TYPE_NAMES),
+  ActionTypeId: lookupOf('actionType', 'ActionTypeId', ACTION_TYPE_NAMES),
+};
+
+/**
+ * GET /api/AdminChange (contract 18), built from the one list of AdminChange's columns (its canonical
+ * order, audit-log/canonical.ts): each column in camelCase, a code followed by its name, `changes` as
+ * the JSON object it holds (json, written through as is, so its bytes are the sealed ones).
+ */
+export const ADMIN_CHANGE_TABLE: ReadTable = {
+  table: 'AdminChange',
+  dateColumn: 'CreatedDate',
+  columns: AUDIT_COLUMNS.AdminChange.flatMap(({ name, kind }): ReadColumn[] => {
+    if (name === 'Changes') return [{ name: 'changes', sql: `t."Changes"::json` }];
+    const column = col(name, kind === 'date' ? 'date' : 'value');
+    return LOOKUPS[name] ? [column, LOOKUPS[name]] : [column];
+  }),
+  filters: [
+    { param: 'actorUserRegistryId', sql: 't."UserRegistryId"', type: 'integer', description: 'Changes made by this user only.' },
+    { param: 'targetTable', sql: 't."TargetTable"', type: 'text', texts: ADMIN_CHANGE_TARGET_TABLES, description: 'Changes to rows of this table only.' },
+    { param: 'targetId', sql: 't."TargetId"', type: 'integer', description: 'Changes to the row with this id only (with targetTable: the history of one item).' },
+    {
+      param: 'actionTypeId',
+      sql: 't."ActionTypeId"',
+      type: 'integer',
+      values: Object.keys(ACTION_TYPE_NAMES).map(Number),
+      description: 'Changes of this ActionTypeId only (contract 18); any other value answers 400.',
+    },
+    { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: refused writes only; false: changes made only.' },
+  ],
+  searchColumns: ['t."CreatedUser"', 't."TargetName"', 't."Changes"'],
+  searchLookups: ['actionType'],
+  statistics: [],
+  access: { kind: 'tenants', tenantColumns: ['TenantRegistryId', 'TargetTenantRegistryId'] },
+};
