@@ -94,9 +94,9 @@ export class SecuritySinkRepository {
    */
   async update(id: number, values: SinkValues, tx?: EntityManager): Promise<boolean> {
     const rows = (await this.manager(tx).query(
-      `UPDATE "SecuritySink" SET "Name" = $2, "TypeId" = $3, "Url" = $4, "FormatId" = $5, "Secret" = $6, "Headers" = $7, "Active" = $8,
-              "LastError" = CASE WHEN "TypeId" = $3 AND "Url" = $4 AND "FormatId" = $5 AND "Active" THEN "LastError" END,
-              "FailingSince" = CASE WHEN "TypeId" = $3 AND "Url" = $4 AND "FormatId" = $5 AND "Active" THEN "FailingSince" END
+      `UPDATE "SecuritySink" SET "Name" = $2, "TypeId" = $3::smallint, "Url" = $4::varchar, "FormatId" = $5::smallint, "Secret" = $6, "Headers" = $7, "Active" = $8,
+              "LastError" = CASE WHEN "TypeId" = $3::smallint AND "Url" = $4::varchar AND "FormatId" = $5::smallint AND "Active" THEN "LastError" END,
+              "FailingSince" = CASE WHEN "TypeId" = $3::smallint AND "Url" = $4::varchar AND "FormatId" = $5::smallint AND "Active" THEN "FailingSince" END
         WHERE "Id" = $1 RETURNING 1`,
       [id, values.name, values.typeId, values.url, values.formatId, values.secret, values.headers, values.active],
     )) as [unknown[], number];
