@@ -163,7 +163,7 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           if (now.getTime() - failingSince >= SINK_WARN_AFTER_MS && (warnedAt === null || now.getTime() - warnedAt >= SINK_WARN_EVERY_MS)) {
             warnedAt = now.getTime();
             this.logger.warn(
-              `security sink "${sink.name}" failing since ${new Date(failingSince).toISOString()}, ${sink.treeSize - sink.nextLeafIndex} leaves behind: ${message.slice(0, 200)}`,
+              `security sink "${sink.name}" failing since ${new Date(failingSince).toISOString()} (${Math.floor((now.getTime() - failingSince) / 60_000)} min), ${sink.treeSize - sink.nextLeafIndex} leaves behind: ${message.slice(0, 200)}`,
             );
           }
           continue;

@@ -28,7 +28,18 @@ export function signature(secret: string, body: Buffer): string {
  * NODE_EXTRA_CA_CERTS) and `ca` when given; http:// goes only to a loopback host (checked again here,
  * whatever the stored URL says). No redirect is followed: a 3xx is not an acknowledgement.
  */
-export function postBatch(url: URL, body: Buffer, headers: Record<string, string>, ca?: string): Promise<WebhookReply> {
+export async function postBatch(url: URL, body: Buffer, headers: Record<string, string>, ca?: string): Promise<WebhookReply> {
+  try {
+    return await postOnce(url, body, headers, ca);
+  } catch (error) {
+    // A kept-alive connection the receiver closed while idle fails at once, before the receiver saw
+    // anything: sent again once on a fresh connection, so an idle timeout never costs a backoff.
+    if ((error as { reusedSocket?: boolean }).reusedSocket && (error as NodeJS.ErrnoException).code === 'ECONNRESET') return postOnce(url, body, headers, ca);
+    throw error;
+  }
+}
+
+function postOnce(url: URL, body: Buffer, headers: Record<string, string>, ca?: string): Promise<WebhookReply> {
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) return Promise.reject(new Error('http:// is allowed only to a loopback host'));
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.reject(new Error(`not a webhook URL: ${url.protocol}`));
   const https = url.protocol === 'https:';
@@ -63,7 +74,7 @@ export function postBatch(url: URL, body: Buffer, headers: Record<string, string
     const timer = setTimeout(() => req.destroy(new Error(`no answer within ${WEBHOOK_DEADLINE_MS / 1000} s`)), WEBHOOK_DEADLINE_MS);
     req.on('error', (error) => {
       clearTimeout(timer);
-      reject(error);
+      reject(Object.assign(error, { reusedSocket: req.reusedSocket }));
     });
     req.end(body);
   });
