@@ -25,6 +25,8 @@ export interface ReceivedBatch {
  */
 export class HttpReceiver {
   mode: ReceiverMode = 'ok';
+  /** Real milliseconds each batch waits before its answer (a slow receiver, so a test can act mid-delivery). */
+  delayMs = 0;
   readonly batches: ReceivedBatch[] = [];
   private server: Server | null = null;
   private readonly sockets = new Set<Socket>();
@@ -77,6 +79,7 @@ export class HttpReceiver {
       return; // never answers: the sink's 10 s deadline ends it
     }
     const acknowledged = mode === 'ok';
+    if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
     this.batches.push({ headers: req.headers, body, events, acknowledged });
     res.writeHead(acknowledged ? 200 : 500, { 'content-type': 'text/plain' }).end(acknowledged ? 'ok' : 'receiver failed');
   }
