@@ -7,6 +7,7 @@ import { SecuritySinksController } from './security-sinks.controller';
 import { SecuritySinks } from './security-sinks.service';
 import { SinkDeliverer } from './sink-deliverer.service';
 import { SinkFeed } from './sink-feed';
+import { SinkRetentionGate } from './sink-retention-gate';
 
 /**
  * Security events leave the building (contract 19; docs/decisions/0027): every sealed leaf of the
@@ -16,7 +17,7 @@ import { SinkFeed } from './sink-feed';
 @Module({
   imports: [TypeOrmModule.forFeature([SecuritySink]), AuditLogModule],
   controllers: [SecuritySinksController],
-  providers: [SecuritySinkRepository, SinkFeed, SinkDeliverer, SecuritySinks],
-  exports: [SecuritySinkRepository],
+  providers: [SecuritySinkRepository, SinkFeed, SinkDeliverer, SecuritySinks, SinkRetentionGate],
+  exports: [SinkRetentionGate],
 })
 export class SinksModule {}
