@@ -44,6 +44,7 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout' },
   // Landlord administrators (a landlord holds permission 35): the log covers every tenant (contract 15).
   { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord' },
+  { path: '/Administration/Security/Sinks', title: 'Sinks', script: 'sinks.js', access: 'landlord' },
   telemetry('Performance', 'ArchiverStagePerformanceCounter', 'Archiver Stage Performance Counter'),
   telemetry('Performance', 'ArchiverWarning', 'Archiver Warning'),
   telemetry('Performance', 'CaseCreationStagePerformanceCounter', 'Case Creation Stage Performance Counter'),

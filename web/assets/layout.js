@@ -24,6 +24,7 @@ export const MENU = [
       { path: '/Administration/Security/UserLogin', label: 'User Login', may: holds(SECURITY_USER) },
       { path: '/Administration/Security/UserLogout', label: 'User Logout', may: holds(SECURITY_USER) },
       { path: '/Administration/Security/AuditIntegrity', label: 'Audit integrity', may: landlord },
+      { path: '/Administration/Security/Sinks', label: 'Sinks', may: landlord },
     ],
   },
   {
