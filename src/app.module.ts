@@ -16,6 +16,7 @@ import { MfaModule } from './mfa/mfa.module';
 import { ReadsModule } from './reads/reads.module';
 import { RetentionModule } from './retention/retention.module';
 import { SessionsModule } from './sessions/sessions.module';
+import { SinksModule } from './sinks/sinks.module';
 import { StreamsModule } from './streams/streams.module';
 import { TelemetryModule } from './telemetry/telemetry.module';
 import { UsersModule } from './user-admin/users.module';
@@ -44,6 +45,7 @@ export class AppModule {
         ReadsModule,
         TelemetryModule,
         RetentionModule,
+        SinksModule,
         WebModule,
         HealthModule,
       ],

@@ -48,4 +48,16 @@ export class AuditCheckpointRepository {
       limit,
     ])) as CheckpointRow[];
   }
+
+  /**
+   * For leaves first ≤ index < end: the checkpoints that first covered them, oldest first (each leaf's
+   * is the smallest TreeSize above its index). The sinks' events carry it (contract 19).
+   */
+  async covering(first: number, end: number): Promise<{ treeSize: number; rootHash: Buffer }[]> {
+    return (await this.repository.query(
+      `SELECT "TreeSize"::float8 AS "treeSize", "RootHash" AS "rootHash" FROM "AuditCheckpoint"
+        WHERE "TreeSize" > $1 AND "TreeSize" <= (SELECT min("TreeSize") FROM "AuditCheckpoint" WHERE "TreeSize" >= $2) ORDER BY "TreeSize"`,
+      [first, end],
+    )) as { treeSize: number; rootHash: Buffer }[];
+  }
 }

@@ -33,6 +33,6 @@ import { AuditedRowsRepository } from './audited-rows.repository';
     AuditSealScheduler,
     AuditLogService,
   ],
-  exports: [AuditSealer],
+  exports: [AuditSealer, AuditLeafRepository, AuditCheckpointRepository, AuditedRowsRepository, AuditSigner],
 })
 export class AuditLogModule {}

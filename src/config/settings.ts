@@ -41,6 +41,8 @@ export interface Settings {
   auditLogOrigin: string | null;
   /** How often waiting audit rows are sealed into the log, in milliseconds. */
   auditSealIntervalMs: number;
+  /** PEM file of CA certificates the SIEM sinks trust besides the system's (contract 19); null: the system's only. */
+  securitySinkCaFile: string | null;
 
   secureHttpCookie: boolean;
   /** Express `trust proxy`: false, a hop count, or the proxies' addresses and CIDR ranges (contract 13). */
@@ -341,6 +343,7 @@ export function loadSettings(env: Env): Settings {
     auditSigningKey: r.pem('AuditSigningKey'),
     auditLogOrigin: r.string('AuditLogOrigin', null),
     auditSealIntervalMs: r.unitSlashValue('AuditSealInterval', 's', 1),
+    securitySinkCaFile: r.string('SecuritySinkCaFile', null),
 
     secureHttpCookie: r.bool('SecureHttpCookie', false),
     trustProxy: r.trustProxy('TrustProxy'),

@@ -21,6 +21,15 @@ export abstract class AuditRetentionRecorder {
   abstract recordDrop(entry: { tableName: string; partitionName: string; cutoff: Date; rowCount: number }): Promise<void>;
 }
 
+/**
+ * Says which active SIEM sinks have not yet acknowledged a leaf (contract 19): an audit partition is
+ * dropped only once every active sink is past its last leaf.
+ */
+export abstract class AuditDropGate {
+  /** The names of the active sinks whose cursor is at or below `lastLeafIndex`, with their cursor. */
+  abstract unacknowledged(lastLeafIndex: number): Promise<{ name: string; nextLeafIndex: number }[]>;
+}
+
 /** What one run did, for the log and the tests. */
 export interface MaintenanceReport {
   /** False when another node held the partition lock (it did the work). */
@@ -29,6 +38,8 @@ export interface MaintenanceReport {
   /** Rows found in DEFAULT and moved into their period partitions, per table. */
   moved: Record<string, number>;
   dropped: string[];
+  /** Audit partitions past retention kept because an active sink has not acknowledged their leaves. */
+  heldForSinks: { partition: string; lastLeafIndex: number; sinks: { name: string; nextLeafIndex: number }[] }[];
 }
 
 /**
@@ -47,7 +58,11 @@ export class PartitionMaintenance {
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
     private readonly auditRecorder: AuditRetentionRecorder,
+    private readonly dropGate: AuditDropGate,
   ) {}
+
+  /** The last run's audit partitions held back for sinks (the Audit integrity page shows them). */
+  lastHeldForSinks: MaintenanceReport['heldForSinks'] = [];
 
   /** Partitions ahead only (at start, before the first request): cheap when nothing is missing. */
   ensurePartitions(): Promise<MaintenanceReport> {
@@ -79,7 +94,7 @@ export class PartitionMaintenance {
   }
 
   private async run(retention: boolean): Promise<MaintenanceReport> {
-    const report: MaintenanceReport = { ran: false, created: [], moved: {}, dropped: [] };
+    const report: MaintenanceReport = { ran: false, created: [], moved: {}, dropped: [], heldForSinks: [] };
     const result = await this.partitions.exclusively(async (session) => {
       report.ran = true;
       const now = this.clock.now();
@@ -100,6 +115,11 @@ export class PartitionMaintenance {
     if (report.created.length > 0) this.logger.log(`created partitions ${report.created.join(', ')}`);
     for (const [table, count] of Object.entries(report.moved)) this.logger.log(`moved ${count} ${table} rows out of the default partition`);
     if (report.dropped.length > 0) this.logger.log(`dropped partitions past retention: ${report.dropped.join(', ')}`);
+    for (const held of report.heldForSinks) {
+      const sinks = held.sinks.map((s) => `"${s.name}" (next leaf ${s.nextLeafIndex})`).join(', ');
+      this.logger.warn(`partition ${held.partition} is past retention but kept: security sinks ${sinks} have not acknowledged its leaves up to ${held.lastLeafIndex}; dropped once they have`);
+    }
+    if (retention) this.lastHeldForSinks = report.heldForSinks;
     return report;
   }
 
@@ -132,6 +152,13 @@ export class PartitionMaintenance {
     if (!retention) return;
     for (const partition of expiredPartitions(partitions, retentionCutoff(now, this.retentionOf(table)))) {
       if (table.kind === 'audit') {
+        // Contract 19: never drop rows whose events an active sink still owes its SIEM.
+        const lastLeafIndex = await session.lastLeaf(table.table, partition.name);
+        const sinks = lastLeafIndex === null ? [] : await this.dropGate.unacknowledged(lastLeafIndex);
+        if (sinks.length > 0) {
+          report.heldForSinks.push({ partition: partition.name, lastLeafIndex: lastLeafIndex!, sinks });
+          continue;
+        }
         await this.auditRecorder.recordDrop({
           tableName: table.table,
           partitionName: partition.name,

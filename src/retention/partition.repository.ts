@@ -77,6 +77,15 @@ export class PartitionSession {
   }
 
   /** Exact row count of one partition (for AuditRetentionRun.RowCount). */
+  /** The highest leaf index of the partition's rows (null when none is sealed): what a sink must have acknowledged before the drop (contract 19). */
+  async lastLeaf(table: string, partition: string): Promise<number | null> {
+    const [{ last }] = (await this.sql(
+      `SELECT max(l."LeafIndex")::float8 AS last FROM ${ident(partition)} p JOIN "AuditLeaf" l ON l."TableName" = $1 AND l."RowId" = p."Id"`,
+      [table],
+    )) as { last: number | null }[];
+    return last;
+  }
+
   async count(partition: string): Promise<number> {
     const [{ count }] = (await this.sql(`SELECT count(*)::bigint AS count FROM ${ident(partition)}`)) as { count: string }[];
     return Number(count);

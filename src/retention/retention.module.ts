@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
+import { SinkRetentionGate } from '../sinks/sink-retention-gate';
+import { SinksModule } from '../sinks/sinks.module';
 import { AuditRetentionRunWriter } from './audit-retention-run.writer';
-import { AuditRetentionRecorder, PartitionMaintenance } from './partition-maintenance.service';
+import { AuditDropGate, AuditRetentionRecorder, PartitionMaintenance } from './partition-maintenance.service';
 import { PartitionRepository } from './partition.repository';
 import { RetentionScheduler } from './retention.scheduler';
 
@@ -9,7 +11,8 @@ import { RetentionScheduler } from './retention.scheduler';
  * and whole partitions past retention dropped. Written to by nobody; it only acts on the tables.
  */
 @Module({
-  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }],
+  imports: [SinksModule],
+  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }, { provide: AuditDropGate, useExisting: SinkRetentionGate }],
   exports: [PartitionMaintenance],
 })
 export class RetentionModule {}

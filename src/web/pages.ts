@@ -53,6 +53,7 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout', menu: { section: 'Security', place: 5 } },
   // Landlord administrators (a landlord holds permission 35): the log covers every tenant (contract 15).
   { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord', menu: { section: 'Security', place: 6 } },
+  { path: '/Administration/Security/Sinks', title: 'Sinks', script: 'sinks.js', access: 'landlord', menu: { section: 'Security', place: 7 } },
   ...TELEMETRY_PAGES,
 ];
 

@@ -1,0 +1,315 @@
+import { createHash } from 'node:crypto';
+import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
+import { startTestApp, TestApp } from './helpers/app';
+import { eventually } from './helpers/eventually';
+import { Browser } from './helpers/http';
+import { CapturedLogs } from './helpers/logs';
+import { deliveryOrder, HttpReceiver } from './helpers/sink-receivers';
+import { signInAdministrator } from './helpers/users';
+
+const SECRET = 'webhook-signing-key-0123456789';
+
+/**
+ * SIEM sinks (contract 19) through HTTP against PostgreSQL and a webhook receiver inside the test:
+ * the routes (validation, secrets never served, state in every answer, replay), then delivery of
+ * sealed leaves in order with signatures and checkpoints, through refusals, 500s, a hang past the
+ * deadline, a connection closed mid-batch and a restart, with the backoff on the injected clock.
+ */
+describe('security sinks (contract 19)', () => {
+  let t: TestApp;
+  let logs: CapturedLogs;
+  let landlord: Browser;
+  const receiver = new HttpReceiver();
+
+  const sealAll = async () => {
+    await eventually(async () => {
+      await t.app.get(AuditSealer).sealPending();
+      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
+      return n === 0;
+    });
+  };
+  const insertLogins = (count: number, user = 'sink-user') =>
+    t.db.query(
+      `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp", "UserAgent")
+       SELECT $1 || g, 1, g % 7 = 0, CASE WHEN g % 7 = 0 THEN 5 END, '198.51.100.7', 'agent/' || g FROM generate_series(1, $2::int) g`,
+      [user, count],
+    );
+  const treeSize = async () => (await landlord.get('/api/Audit/Checkpoint')).json.treeSize as number;
+  const sink = async (id: number) => (await landlord.get(`/api/SecuritySink/${id}`)).json;
+  /**
+   * Waits until the deliverer recorded its last failure at the clock's present time: its next attempt
+   * is then due one backoff after now, and only then may the test move the clock.
+   */
+  const failureRecorded = () =>
+    eventually(async () => {
+      const [row] = await t.db.query<{ at: Date | null }>(`SELECT "LastAttemptDate" AS at FROM "SecuritySink" WHERE "Name" = 'hook'`);
+      return row.at?.getTime() === t.clock.nowMs();
+    });
+
+  beforeAll(async () => {
+    logs = new CapturedLogs();
+    t = await startTestApp({ logger: logs });
+    ({ browser: landlord } = await signInAdministrator(t));
+    await receiver.start();
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await t?.close();
+  });
+
+  describe('routes', () => {
+    it('refuses anonymous callers and names every bad field in one problem', async () => {
+      const anonymous = new Browser(t.url);
+      expect((await anonymous.get('/api/SecuritySink')).status).toBe(401);
+      const res = await landlord.post('/api/SecuritySink', { name: '', type: 'webhook', url: 'http://siem.example/hook', format: 'cef', active: 'yes', other: 1 });
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
+      expect(res.json.errors.map((e: { field: string }) => e.field).sort()).toEqual(['active', 'format', 'name', 'other', 'secret', 'url']);
+      const syslog = await landlord.post('/api/SecuritySink', { name: 's', type: 'syslog', url: 'syslog://127.0.0.1', format: 'cef', secret: 'x' });
+      expect(syslog.status).toBe(400);
+      expect(syslog.json.errors).toEqual([{ field: 'secret', message: expect.stringMatching(/only for syslog\+tls/) }]);
+      expect((await landlord.post('/api/SecuritySink', 'not json', { 'content-type': 'application/json' })).status).toBe(400);
+    });
+
+    it('creates, serves the state, masks header values and never serves the secret; PUT keeps them; 409 on a name; DELETE', async () => {
+      await sealAll();
+      const size = await treeSize();
+      const created = await landlord.post('/api/SecuritySink', {
+        name: 'splunk',
+        type: 'webhook',
+        url: 'https://siem.example/services/collector',
+        format: 'ocsf',
+        secret: SECRET,
+        headers: { Authorization: 'Splunk 1234-secret-token' },
+        active: false,
+      });
+      expect(created.status).toBe(201);
+      expect(created.text).not.toContain(SECRET);
+      expect(created.text).not.toContain('1234-secret-token');
+      expect(created.json).toMatchObject({
+        name: 'splunk',
+        type: 'webhook',
+        format: 'ocsf',
+        secretSet: true,
+        headers: { Authorization: '****' },
+        active: false,
+        nextLeafIndex: size,
+        behindLeaves: 0,
+        behindSeconds: 0,
+        lastDeliveredDate: null,
+        lastError: null,
+        failingSince: null,
+        state: 'paused',
+        createdUser: 'Administrator',
+      });
+      const [stored] = await t.db.query<{ Secret: string; Headers: string }>(`SELECT "Secret", "Headers" FROM "SecuritySink" WHERE "Id" = $1`, [created.json.id]);
+      expect(stored.Secret).not.toContain(SECRET);
+      expect(stored.Headers).not.toContain('1234-secret-token');
+      expect((await landlord.post('/api/SecuritySink', { name: 'splunk', type: 'syslog', url: 'syslog://127.0.0.1:514', format: 'cef' })).status).toBe(409);
+
+      const put = await landlord.put(`/api/SecuritySink/${created.json.id}`, {
+        name: 'splunk-hec',
+        type: 'webhook',
+        url: 'https://siem.example/services/collector',
+        format: 'ocsf',
+        headers: { Authorization: '****', 'X-Env': 'prod' },
+        active: false,
+      });
+      expect(put.status).toBe(200);
+      expect(put.json).toMatchObject({ name: 'splunk-hec', secretSet: true, headers: { Authorization: '****', 'X-Env': '****' } });
+      expect((await landlord.get('/api/SecuritySink')).json.map((s: { name: string }) => s.name)).toContain('splunk-hec');
+      expect(logs.count('log', /^SinkChanged \(16\) SecuritySink \d+ "splunk-hec" by "Administrator": \{"headers":\[\{"Authorization":"\(secret\)"\},\{"Authorization":"\(secret\)","X-Env":"\(secret\)"\}\],"name":\["splunk","splunk-hec"\]\}$/)).toBe(1);
+      expect(logs.lines.some((l) => l.message.includes('1234-secret-token') || l.message.includes(SECRET))).toBe(false);
+
+      expect((await landlord.delete(`/api/SecuritySink/${created.json.id}`)).status).toBe(204);
+      expect((await landlord.get(`/api/SecuritySink/${created.json.id}`)).status).toBe(404);
+      expect((await landlord.delete(`/api/SecuritySink/${created.json.id}`)).status).toBe(404);
+    });
+
+    it('replay sets the cursor back; a value above it is a 400; startLeafIndex above the log is a 400', async () => {
+      await sealAll();
+      const size = await treeSize();
+      expect((await landlord.post('/api/SecuritySink', { name: 'late', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: false, startLeafIndex: size + 1 })).status).toBe(400);
+      const created = (await landlord.post('/api/SecuritySink', { name: 'replayed', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: false })).json;
+      expect(created.nextLeafIndex).toBe(size);
+      const above = await landlord.post(`/api/SecuritySink/${created.id}/Replay`, { fromLeafIndex: size + 1 });
+      expect(above.status).toBe(400);
+      expect(above.json.errors).toEqual([{ field: 'fromLeafIndex', message: `at most ${size}` }]);
+      expect((await landlord.post(`/api/SecuritySink/${created.id}/Replay`, { fromLeafIndex: -1 })).status).toBe(400);
+      const replayed = await landlord.post(`/api/SecuritySink/${created.id}/Replay`, { fromLeafIndex: 0 });
+      expect(replayed.status).toBe(200);
+      expect(replayed.json).toMatchObject({ nextLeafIndex: 0, behindLeaves: size });
+      expect(replayed.json.behindSeconds).toBeGreaterThanOrEqual(0);
+      expect(logs.count('log', new RegExp(`^SinkReplayed \\(18\\) SecuritySink ${created.id} "replayed" by "Administrator": \\{"nextLeafIndex":\\[${size},0\\]\\}$`))).toBe(1);
+      expect((await landlord.post('/api/SecuritySink/999999/Replay', { fromLeafIndex: 0 })).status).toBe(404);
+      expect((await landlord.delete(`/api/SecuritySink/${created.id}`)).status).toBe(204);
+    });
+  });
+
+  describe('webhook delivery', () => {
+    let id: number;
+    let start: number;
+
+    it('Test sends one event outside the log and answers what the receiver said', async () => {
+      start = await treeSize();
+      id = (await landlord.post('/api/SecuritySink', { name: 'hook', type: 'webhook', url: receiver.url, format: 'ocsf', secret: SECRET, headers: { Authorization: 'Bearer abc' }, active: false, startLeafIndex: start })).json.id;
+      receiver.mode = 'error500';
+      const failed = await landlord.post(`/api/SecuritySink/${id}/Test`);
+      expect(failed.json).toEqual({ delivered: false, status: 500, detail: 'receiver failed' });
+      receiver.mode = 'ok';
+      const res = await landlord.post(`/api/SecuritySink/${id}/Test`);
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ delivered: true, status: 200, detail: 'ok' });
+      const batch = receiver.batches[receiver.batches.length - 1];
+      expect(HttpReceiver.verify(batch, SECRET)).toBe(true);
+      expect(batch.headers.authorization).toBe('Bearer abc');
+      expect(batch.events).toEqual([expect.objectContaining({ metadata: expect.objectContaining({ log_name: 'Test' }), unmapped: { test: true } })]);
+      receiver.batches.length = 0;
+      // Nothing of the log went: the sink is paused.
+      expect((await sink(id)).nextLeafIndex).toBe(start);
+    });
+
+    it('delivers sealed leaves in order, signed, each with its leaf and the checkpoint that first covered it', async () => {
+      await insertLogins(1200);
+      await sealAll();
+      const size = await treeSize();
+      await landlord.put(`/api/SecuritySink/${id}`, { name: 'hook', type: 'webhook', url: receiver.url, format: 'ocsf', active: true });
+      await t.app.get(SinkDeliverer).claim();
+      await eventually(async () => (await sink(id)).nextLeafIndex >= size);
+      const state = await sink(id);
+      expect(state).toMatchObject({ behindLeaves: 0, behindSeconds: 0, lastError: null, failingSince: null, state: 'delivering' });
+      expect(state.lastDeliveredDate).not.toBeNull();
+      const indexes = receiver.leafIndexes();
+      expect(indexes.slice(0, size - start)).toEqual(Array.from({ length: size - start }, (_, i) => start + i));
+      for (const batch of receiver.batches) {
+        expect(batch.events.length).toBeLessThanOrEqual(500);
+        expect(HttpReceiver.verify(batch, SECRET)).toBe(true);
+        expect(batch.headers['content-type']).toBe('application/json');
+        expect(Number(batch.headers['x-leaf-first'])).toBe(batch.events[0].unmapped.leafIndex);
+        expect(Number(batch.headers['x-leaf-last'])).toBe(batch.events[batch.events.length - 1].unmapped.leafIndex);
+      }
+      // Each event proves itself: the leaf hash from its leaf record, the row hash from its canonical form, the root is a checkpoint's.
+      const leaves = await t.db.query<{ i: number; hash: Buffer }>(`SELECT "LeafIndex"::int AS i, "LeafHash" AS hash FROM "AuditLeaf" WHERE "LeafIndex" >= $1 ORDER BY 1`, [start]);
+      const checkpoints = new Map(
+        (await t.db.query<{ size: number; root: Buffer }>(`SELECT "TreeSize"::int AS size, "RootHash" AS root FROM "AuditCheckpoint"`)).map((c) => [c.size, c.root.toString('base64')]),
+      );
+      const origin = (await landlord.get('/api/Audit/PublicKey')).json.origin;
+      const events = receiver.batches.flatMap((b) => b.events);
+      for (const event of events.slice(0, size - start)) {
+        const u = event.unmapped;
+        const record = Buffer.from(u.leafRecord, 'utf8');
+        expect(createHash('sha256').update(Buffer.from([0])).update(record).digest('base64')).toBe(u.leafHash);
+        expect(leaves[u.leafIndex - start].hash.toString('base64')).toBe(u.leafHash);
+        expect(createHash('sha256').update(u.canonical).digest('base64')).toBe(u.leafRecord.split('\n')[3]);
+        expect(checkpoints.get(u.treeSize)).toBe(u.rootHash);
+        expect(u.treeSize).toBeGreaterThan(u.leafIndex);
+        // The FIRST checkpoint covering it: none smaller is above the leaf.
+        expect([...checkpoints.keys()].some((s) => s > u.leafIndex && s < u.treeSize)).toBe(false);
+        expect(event.metadata.uid).toBe(`${origin}/${u.leafIndex}`);
+        expect(event.class_uid).toBe(3002);
+      }
+      const failed = events.find((e) => e.status_id === 2);
+      expect(failed).toMatchObject({ status_detail: 'Password did not match', severity_id: 3, user: { name: expect.stringMatching(/^sink-user/) } });
+    });
+
+    it('through refusal, 500, a hang past the deadline, a close mid-batch and a restart: every leaf in order, backoff 1 s doubling on the clock', async () => {
+      const deliverer = t.app.get(SinkDeliverer);
+      const from = (await sink(id)).nextLeafIndex;
+      receiver.batches.length = 0;
+
+      // 500: the first failure waits 1 s of the clock before the next attempt, the second 2 s.
+      receiver.mode = 'error500';
+      await insertLogins(700);
+      await sealAll();
+      await eventually(() => receiver.batches.length === 1);
+      await failureRecorded();
+      const failing = await sink(id);
+      expect(failing).toMatchObject({ state: 'failing', nextLeafIndex: from, lastError: 'HTTP 500: receiver failed' });
+      expect(failing.behindLeaves).toBeGreaterThanOrEqual(700);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(receiver.batches.length).toBe(1);
+      t.clock.advance(1000);
+      await eventually(() => receiver.batches.length === 2);
+      await failureRecorded();
+      t.clock.advance(1000);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(receiver.batches.length).toBe(2);
+      t.clock.advance(1000);
+      await eventually(() => receiver.batches.length === 3);
+      await failureRecorded();
+
+      // Refused: the receiver is down.
+      await receiver.stop();
+      t.clock.advance(4000);
+      await eventually(async () => (await sink(id)).lastError !== 'HTTP 500: receiver failed');
+      expect((await sink(id)).lastError).toMatch(/ECONNREFUSED/);
+      await receiver.start();
+
+      // Closed mid-batch, then a hang past the 10 s deadline.
+      receiver.mode = 'close-mid-batch';
+      t.clock.advance(8000);
+      await eventually(async () => /socket hang up|ECONNRESET/.test((await sink(id)).lastError ?? ''));
+      receiver.mode = 'hang';
+      const before = receiver.batches.length;
+      t.clock.advance(16_000);
+      await eventually(() => receiver.batches.length > before);
+      await eventually(async () => /no answer within 10 s/.test((await sink(id)).lastError ?? ''), 30_000);
+      expect((await sink(id)).nextLeafIndex).toBe(from);
+
+      // Back: once acknowledged, the backlog flows without waiting for the clock.
+      receiver.mode = 'ok';
+      t.clock.advance(32_000);
+      const size = await treeSize();
+      await eventually(async () => (await sink(id)).nextLeafIndex >= size);
+      expect(await sink(id)).toMatchObject({ failingSince: null, lastError: null, behindLeaves: 0 });
+      const acknowledged = receiver.batches.filter((b) => b.acknowledged).flatMap((b) => b.events.map((e) => e.unmapped.leafIndex));
+      expect(acknowledged).toEqual(Array.from({ length: size - from }, (_, i) => from + i));
+      const all = deliveryOrder(receiver.leafIndexes(), from);
+      expect(all.jumps).toEqual([]);
+      // Only the batch in flight came twice, identical each time.
+      const firstBodies = new Map<string, string>();
+      for (const batch of receiver.batches) {
+        const key = `${batch.headers['x-leaf-first']}-${batch.headers['x-leaf-last']}`;
+        if (firstBodies.has(key)) expect(batch.body).toBe(firstBodies.get(key));
+        else firstBodies.set(key, batch.body);
+      }
+      expect(deliverer.delivering()).toContain(id);
+    }, 120_000);
+
+    it('a WARN after 15 minutes failing, then hourly; /health/ready stays 200', async () => {
+      receiver.mode = 'error500';
+      await insertLogins(3);
+      await sealAll();
+      await failureRecorded();
+      expect((await new Browser(t.url).get('/health/ready')).status).toBe(200);
+      const warns = () => logs.count('warn', /^security sink "hook" failing since /);
+      expect(warns()).toBe(0);
+      for (let i = 0; i < 6; i++) {
+        const attempts = receiver.batches.length;
+        t.clock.advance(5 * 60_000);
+        await eventually(() => receiver.batches.length > attempts);
+        await failureRecorded();
+      }
+      await eventually(() => warns() === 1);
+      const attempts = receiver.batches.length;
+      t.clock.advance(10 * 60_000);
+      await eventually(() => receiver.batches.length > attempts);
+      await failureRecorded();
+      expect(warns()).toBe(1);
+      for (let i = 0; i < 12; i++) {
+        const n = receiver.batches.length;
+        t.clock.advance(5 * 60_000);
+        await eventually(() => receiver.batches.length > n);
+        await failureRecorded();
+      }
+      await eventually(() => warns() === 2);
+      expect((await new Browser(t.url).get('/health/ready')).status).toBe(200);
+      receiver.mode = 'ok';
+      t.clock.advance(5 * 60_000);
+      // Two hours of the clock ended the administrator's session: a new one reads the state.
+      ({ browser: landlord } = await signInAdministrator(t));
+      await eventually(async () => (await sink(id)).failingSince === null);
+    }, 120_000);
+  });
+});
