@@ -77,7 +77,7 @@ async function main() {
   const { createApp } = require('../dist/bootstrap');
   const { loadSettings } = require('../dist/config/settings');
   const { resolveSecrets } = require('../dist/config/secrets');
-  const { CaptureQueues } = require('../dist/capture-queues/capture-queues.service');
+  const { CaptureQueues } = require('../dist/telemetry/capture-queues.service');
   const { CaptureFlusher } = require('../dist/capture-queues/capture-flusher.service');
   const { BoundedQueue } = require('../dist/capture-queues/bounded-queue');
   const { PipelineTelemetry } = require('../dist/telemetry/pipeline-telemetry.service');

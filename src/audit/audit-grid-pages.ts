@@ -3,7 +3,7 @@ import { codeColumn, codeFilter, dateColumn, GridPage, numberColumn, textColumn 
 /**
  * The grid pages of the two audit trails (contract 9): what the pages show of USER_LOGIN_TABLE and
  * USER_LOGOUT_TABLE (audit.tables.ts), served to them with the telemetry tables' pages
- * (web/page-tables.ts, decision 0025). Their route and statistics are the read's.
+ * (web/page-tables.ts, decision 0028). Their route and statistics are the read's.
  */
 export const AUDIT_GRID_PAGES: Record<'UserLogin' | 'UserLogout', Omit<GridPage, 'api' | 'statistics'>> = {
   UserLogin: {

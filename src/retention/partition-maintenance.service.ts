@@ -5,11 +5,11 @@ import {
   expiredPartitions,
   ExistingPartition,
   missingAhead,
-  PARTITIONED_TABLES,
   PartitionedTable,
   partitionsFor,
   retentionCutoff,
 } from './partition-plan';
+import { RETAINED_TABLES } from './partitioned-tables';
 import { PartitionRepository, PartitionSession } from './partition.repository';
 import { messageOf } from '../common/errors';
 
@@ -98,8 +98,8 @@ export class PartitionMaintenance {
     const result = await this.partitions.exclusively(async (session) => {
       report.ran = true;
       const now = this.clock.now();
-      const existing = await session.list(PARTITIONED_TABLES);
-      for (const table of PARTITIONED_TABLES) {
+      const existing = await session.list(RETAINED_TABLES);
+      for (const table of RETAINED_TABLES) {
         // A table not (yet) converted by its migration has no partitions to look after.
         if ((existing.get(table.table) ?? []).length === 0) continue;
         try {

@@ -15,7 +15,12 @@ export interface PartitionedTable {
   kind: 'audit' | 'telemetry';
 }
 
-/** Every partitioned table: the two audit trails by month, the nine telemetry tables of contract 10 by day. */
+/**
+ * The partitioned tables by name: the audit trails by month, the nine telemetry tables of contract 10
+ * by day, as the partition migrations made them. Retention keeps RETAINED_TABLES
+ * (partitioned-tables.ts): these audit trails and every described telemetry table, with the period
+ * its description gives; a spec checks that every table named here is kept.
+ */
 export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   { table: 'UserLogin', period: 'month', kind: 'audit' },
   { table: 'UserLogout', period: 'month', kind: 'audit' },

@@ -25,7 +25,7 @@ export interface CaptureDescription<T, Q extends Drainable<unknown>> {
  * statistics and series), the summary of its route, how long its rows are kept, its page and place
  * in the menu, and how the capture flush fills it. Routes (telemetry-reads.controller.ts), capture
  * (capture-rows.ts, capture-queues.service.ts), retention (retention/partitioned-tables.ts) and the
- * pages (web/pages.ts, web/page-tables.ts) loop over TELEMETRY_TABLES (decision 0025).
+ * pages (web/pages.ts, web/page-tables.ts) loop over TELEMETRY_TABLES (decision 0028).
  */
 export interface TelemetryTable<T extends FlushedRow = FlushedRow, Q extends Drainable<unknown> = Drainable<unknown>> {
   entity: new () => T;

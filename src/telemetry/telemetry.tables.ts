@@ -309,7 +309,7 @@ const counterValues = {
 };
 
 /*
- * The tables, one description each (decision 0025). QueueIds are the capture queues' (service.md 4.3).
+ * The tables, one description each (decision 0028). QueueIds are the capture queues' (service.md 4.3).
  */
 
 export const ARCHIVER_STAGE_COUNTER = telemetryTable({

@@ -13,7 +13,7 @@ function parse(text: string): { GRID_PAGES: unknown; MENU: unknown } {
   return exports as { GRID_PAGES: unknown; MENU: unknown };
 }
 
-describe('the page tables served to the pages (decision 0025)', () => {
+describe('the page tables served to the pages (decision 0028)', () => {
   it('describe a grid page for every grid a page definition names, and no other', () => {
     const named = PAGES.flatMap((page) => (page.grid ? [page.grid] : [])).sort();
     expect(Object.keys(gridPages()).sort()).toEqual(named);

@@ -71,7 +71,7 @@ export function menu(): MenuGroup[] {
 /**
  * The grid pages and the menu as an ES module, served as /assets/page-tables.js beside
  * /assets/code-tables.js and for the same reasons (decision 0024): grids.js and layout.js import it
- * statically and keep no copy of a column, filter or menu item (decision 0025).
+ * statically and keep no copy of a column, filter or menu item (decision 0028).
  */
 export function pageTablesModule(grids: Record<string, GridPage> = gridPages(), items: MenuGroup[] = menu()): string {
   const json = (value: unknown) => JSON.stringify(value, null, 2).replace(/</g, '\\u003c');

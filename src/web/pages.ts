@@ -12,7 +12,7 @@ export interface PageDefinition {
   /** The module under web/assets that builds the page. */
   script: string;
   access: PageAccess;
-  /** For the generic grid: the key of its description in web/assets/grids.js. */
+  /** For the generic grid: the key of its grid page (web/page-tables.ts), served to grids.js. */
   grid?: string;
   /** Where the menu shows it: a section (null: above every section) and its place there, from 1. */
   menu?: MenuPlace;

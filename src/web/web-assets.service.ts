@@ -30,7 +30,7 @@ export function assetsFolder(): string {
  * The static files of the pages, read once at start into memory. Only names found in the folder at
  * start can be served, so no request path ever reaches the file system (no traversal to guard). Two
  * assets are generated rather than read: code-tables.js, the server's code tables (decision 0024),
- * and page-tables.js, the grid pages and the menu (decision 0025).
+ * and page-tables.js, the grid pages and the menu (decision 0028).
  */
 @Injectable()
 export class WebAssets implements OnModuleInit {

@@ -2,7 +2,7 @@
 // The description of every grid page (contract 9, 10, 17): its API route, toolbar filters, columns,
 // statistics columns and chart. One generic module (grid-page.js) draws them all. The descriptions
 // are the server's (/assets/page-tables.js, generated from each table's one description, decision
-// 0025) and the names of codes (reasons, stages, queues) its code tables (codes.js, decision 0024):
+// 0028) and the names of codes (reasons, stages, queues) its code tables (codes.js, decision 0024):
 // no column, filter or name is kept here. This module only gives each code filter its choices.
 import { codeOptions } from './codes.js';
 import { GRID_PAGES } from './page-tables.js';

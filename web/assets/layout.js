@@ -25,7 +25,7 @@ function mayOpen(access) {
 
 /**
  * The navigation, grouped as the original Administration menu: the server's (/assets/page-tables.js,
- * from each page's menu place, decision 0025), each item saying who may open it, so a user sees only
+ * from each page's menu place, decision 0028), each item saying who may open it, so a user sees only
  * what works.
  * @type {MenuGroup[]}
  */
