@@ -7,7 +7,7 @@ import { AuditSigner } from '../audit-log/audit-signer';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SinkFeed } from './sink-feed';
-import { EventSource } from './sink-events';
+import { EventSource, SealedLeaf } from './sink-events';
 import { sinkFormatName, sinkTypeName } from './sink-kinds';
 import { SinkSecretBox } from './sink-secret';
 import { OpenSink, senderFor, SinkSender } from './sink-sender';
@@ -123,6 +123,8 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
     let backoffMs = 0;
     let retryAt = 0;
     let warnedAt: number | null = null;
+    /** The next batch, read while the current one is on its way (null on a read error: read again). */
+    let ahead: { from: number; leaves: Promise<SealedLeaf[] | null> } | null = null;
     try {
       while (!this.stopping) {
         const sink = await this.sinks.byId(id);
@@ -146,14 +148,21 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           continue;
         }
         if (!(await this.stillLocked())) return;
-        const leaves = await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize);
+        const prefetched = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
+        ahead = null;
+        const leaves = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
         if (leaves.length === 0) {
           await pause(IDLE_POLL_MS);
           continue;
         }
+        const after = leaves[leaves.length - 1].leafIndex + 1;
+        if (after < sink.treeSize) {
+          ahead = { from: after, leaves: this.feed.batch(after, SINK_BATCH, sink.treeSize).catch(() => null) };
+        }
         try {
           await sender.send(leaves);
         } catch (error) {
+          ahead = null;
           const now = this.clock.now();
           const message = (error as Error).message || String(error);
           await this.sinks.recordFailure(id, now, message);
@@ -171,7 +180,7 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         backoffMs = 0;
         retryAt = 0;
         warnedAt = null;
-        await this.sinks.moveCursor(id, sink.nextLeafIndex, leaves[leaves.length - 1].leafIndex + 1, this.clock.now(), true);
+        if (!(await this.sinks.moveCursor(id, sink.nextLeafIndex, after, this.clock.now(), true))) ahead = null;
       }
     } finally {
       sender?.close();

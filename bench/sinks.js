@@ -1,0 +1,140 @@
+'use strict';
+/**
+ * Issue 30, contract 19: how fast one sink delivers, and what delivery costs sign-in.
+ *
+ * 1. Backlog: with the sink paused, 100,000 UserLogin rows are inserted and sealed; the sink is then
+ *    resumed and the receiver (an HTTP server in this process, answering 200 at once) records when
+ *    each batch arrived. Reported: the time from the first acknowledged batch to the last leaf, and
+ *    the events per second over it. Goal: within 10 s, at least 20,000 events/s.
+ * 2. Sign-in throughput (10 connections, alternating 6 s rounds): "idle" (the sink is up to date) and
+ *    "catching up" (a sealed 100,000-leaf backlog is delivered during the round). Goal: ≥ 0.9.
+ *
+ * Run: npm run build && node bench/sinks.js [rounds]
+ */
+const { createServer } = require('node:http');
+const { Pool } = require('pg');
+const lib = require('./lib/service');
+
+const BACKLOG = 100_000;
+const SECONDS = 6;
+const PASSWORD = 'Bench-Adm1n-Password';
+const USERS = 1000;
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main() {
+  const rounds = Number(process.argv[2] ?? 3);
+  const db = await lib.createDatabase('tm_bench_sinks');
+  const service = await lib.startService({ ConnectionString: db.url, SignInThrottle: '0' }, 5341);
+  const pool = new Pool({ connectionString: db.url, max: 4 });
+  const batches = [];
+  const receiver = createServer((req, res) => {
+    let bytes = 0;
+    req.on('data', (c) => (bytes += c.length));
+    req.on('end', () => {
+      batches.push({ at: Date.now(), first: Number(req.headers['x-leaf-first']), last: Number(req.headers['x-leaf-last']), bytes });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const hook = `http://127.0.0.1:${receiver.address().port}/hook`;
+  try {
+    const { token } = await lib.signInAdministrator(service.url, PASSWORD);
+    const call = async (method, path, body) => {
+      const res = await fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body && JSON.stringify(body) });
+      if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+      return res.json();
+    };
+    const sink = await call('POST', '/api/SecuritySink', { name: 'bench', type: 'webhook', url: hook, format: 'ocsf', secret: 'bench-signing-key-0123456789', active: true, startLeafIndex: 0 });
+    const setActive = (active) => call('PUT', `/api/SecuritySink/${sink.id}`, { name: 'bench', type: 'webhook', url: hook, format: 'ocsf', active });
+    const treeSize = async () => Number((await pool.query(`SELECT max("TreeSize") AS n FROM "AuditCheckpoint"`)).rows[0].n);
+    const cursor = async () => Number((await pool.query(`SELECT "NextLeafIndex" AS n FROM "SecuritySink" WHERE "Id" = $1`, [sink.id])).rows[0].n);
+    /** Pauses the sink, inserts and seals a backlog; answers its end. */
+    const backlog = async () => {
+      await setActive(false);
+      await pool.query(
+        `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "RemoteIp", "UserAgent")
+         SELECT 'bulk-' || g, 1, g % 10 = 0, '198.51.100.' || (g % 250), 'bench/sinks' FROM generate_series(1, $1) g`,
+        [BACKLOG],
+      );
+      while (Number((await pool.query(`SELECT count(*) AS n FROM "AuditPending"`)).rows[0].n) > 0) await sleep(50);
+      return treeSize();
+    };
+    const caughtUp = async (end) => {
+      while ((await cursor()) < end) await sleep(20);
+    };
+
+    // 1: backlog delivery.
+    const deliveries = [];
+    for (let i = 0; i < rounds; i++) {
+      const end = await backlog();
+      const start = await cursor();
+      batches.length = 0;
+      await setActive(true);
+      await caughtUp(end);
+      const firstAck = batches.find((b) => b.first >= start);
+      const lastAt = batches.find((b) => b.last >= end - 1).at;
+      const seconds = (lastAt - firstAck.at) / 1000;
+      deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds });
+      console.log(`backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s)`);
+    }
+    lib.printTable(`One webhook sink, ${BACKLOG.toLocaleString('en')}-leaf backlog, receiver on this machine (medians of ${rounds})`, [
+      {
+        'seconds from first ack to last leaf': lib.median(deliveries.map((d) => d.seconds)).toFixed(2),
+        'events/s': Math.round(lib.median(deliveries.map((d) => d.perSecond))),
+        samples: deliveries.map((d) => d.seconds.toFixed(2)).join(' '),
+      },
+    ]);
+
+    // 2: sign-in while catching up.
+    const argon2 = require('argon2');
+    const hash = await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+    const tenant = (await pool.query(`INSERT INTO "TenantRegistry" ("Name", "Landlord", "Active") VALUES ('Bench', false, true) RETURNING "Id"`)).rows[0].Id;
+    const role = (await pool.query(`INSERT INTO "RoleRegistry" ("TenantRegistryId", "Name", "Active") VALUES ($1, 'bench', true) RETURNING "Id"`, [tenant])).rows[0].Id;
+    await pool.query(
+      `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Password", "PasswordCreatedDate", "PasswordExpiryDate", "Active", "WirePasswordHash", "CreatedDate", "CreatedUser")
+       SELECT $1, 'bench-user-' || g, $2, now(), now() + interval '90 days', true, false, now(), 'bench' FROM generate_series(1, $3) g`,
+      [role, hash, USERS],
+    );
+    let next = 0;
+    const signIn = {
+      connections: 10,
+      url: `${service.url}/api/Authentication/ByUserNamePassword`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      requests: [{ setupRequest: (request) => ({ ...request, body: JSON.stringify({ userName: `bench-user-${(next++ % USERS) + 1}`, password: PASSWORD }) }) }],
+    };
+    await lib.cannon({ ...signIn, duration: 3 });
+    const samples = { idle: [], busy: [], ratio: [], errors: 0 };
+    for (let i = 0; i < rounds; i++) {
+      await caughtUp(await treeSize());
+      const idle = await lib.cannon({ ...signIn, duration: SECONDS });
+      await backlog();
+      await setActive(true);
+      const busy = await lib.cannon({ ...signIn, duration: SECONDS });
+      samples.idle.push(idle.requests.average);
+      samples.busy.push(busy.requests.average);
+      samples.ratio.push(busy.requests.average / idle.requests.average);
+      samples.errors += idle.non2xx + idle.errors + busy.non2xx + busy.errors;
+      console.log(`round ${i + 1}: idle ${idle.requests.average.toFixed(1)} req/s, catching up ${busy.requests.average.toFixed(1)} req/s`);
+    }
+    lib.printTable(`Sign-in (10 connections) while one sink catches up on ${BACKLOG.toLocaleString('en')} leaves vs up to date, ${rounds} alternating ${SECONDS} s rounds (medians)`, [
+      {
+        'idle req/s': lib.median(samples.idle).toFixed(1),
+        'catching up req/s': lib.median(samples.busy).toFixed(1),
+        'ratio (per-round pairs)': lib.median(samples.ratio).toFixed(2),
+        'per-round ratios': samples.ratio.map((r) => r.toFixed(2)).join(' '),
+        'non-2xx/errors': samples.errors,
+      },
+    ]);
+  } finally {
+    receiver.close();
+    await pool.end();
+    await service.stop();
+    await db.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
