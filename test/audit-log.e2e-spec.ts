@@ -60,7 +60,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     return leaves;
   }
 
-  /** The log holds every row of the three tables exactly once, at indexes 0..n-1. */
+  /** The log holds every row of the sealed tables (AdminChange too since contract 18) exactly once, at indexes 0..n-1. */
   async function expectEveryRowOnce(): Promise<void> {
     const leaves = await t.db.query<{ LeafIndex: string; TableName: string; RowId: string }>(
       `SELECT "LeafIndex"::text AS "LeafIndex", "TableName", "RowId"::text AS "RowId" FROM "AuditLeaf" l ORDER BY l."LeafIndex"`,
@@ -68,7 +68,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(leaves.map((l) => Number(l.LeafIndex))).toEqual(leaves.map((_, i) => i));
     const rows = await t.db.query<{ key: string }>(
       `SELECT 'UserLogin:' || "Id" AS key FROM "UserLogin" UNION ALL SELECT 'UserLogout:' || "Id" FROM "UserLogout"
-       UNION ALL SELECT 'AuditRetentionRun:' || "Id" FROM "AuditRetentionRun"`,
+       UNION ALL SELECT 'AuditRetentionRun:' || "Id" FROM "AuditRetentionRun" UNION ALL SELECT 'AdminChange:' || "Id" FROM "AdminChange"`,
     );
     const keys = leaves.map((l) => `${l.TableName}:${l.RowId}`);
     expect(new Set(keys).size).toBe(keys.length);

@@ -144,7 +144,7 @@ describe('canonical form (contract 15)', () => {
   });
 
   it('describes every table in contract order and renders dates in SQL as the canonical text', () => {
-    expect([...AUDIT_TABLES]).toEqual(['UserLogin', 'UserLogout', 'AuditRetentionRun']);
+    expect([...AUDIT_TABLES]).toEqual(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange']);
     expect(AUDIT_COLUMNS.UserLogout.map((c) => c.name)).toEqual([
       'Id', 'CreatedDate', 'CreatedUser', 'UserRegistryId', 'TenantRegistryId', 'ReasonId', 'OutcomeId',
       'RemoteIp', 'LocalIp', 'UserAgent', 'SessionStartDate', 'CutByUser', 'Message',

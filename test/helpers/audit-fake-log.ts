@@ -24,6 +24,8 @@ export class FakeAuditLog {
   readonly apiKey = 'fake-api-key';
   leaves: FakeLeaf[] = [];
   checkpoints: FakeCheckpoint[] = [];
+  /** Rows outside the log, as GET /api/Audit/Outside answers them (contract 18). */
+  outside: { table: string; rowId: string; createdDate: string; canonical: string; reason: 'not-in-log' | 'waiting' }[] = [];
   runs: Array<{ id: string; runDate: string; tableName: string; partitionName: string; cutoff: string; rowCount: number }> = [];
   /** Perfect-subtree hashes as stored at sealing time: `${level}/${index}`. */
   readonly stored = new Map<string, Buffer>();
@@ -140,6 +142,8 @@ export class FakeAuditLog {
         return [200, this.leaves.filter((l) => l.leafIndex >= q('start') && l.leafIndex < q('end')).slice(0, 10_000)];
       case '/api/Audit/RetentionRuns':
         return [200, this.runs];
+      case '/api/Audit/Outside':
+        return [200, { total: this.outside.length, rows: this.outside }];
       case '/api/Audit/Consistency':
         return [200, { first: q('first'), second: q('second'), proof: (await consistencyProof(q('first'), q('second'), this.perfect)).map((h) => h.toString('base64')) }];
       case '/api/Audit/Proof': {

@@ -186,6 +186,21 @@ export class AuditClient {
     });
   }
 
+  /** Rows outside the log (contract 18); null when the service predates the route (404). */
+  async outside(): Promise<{ total: number; rows: { table: string; rowId: string; createdDate: string | null; reason: string }[] } | null> {
+    const path = '/api/Audit/Outside';
+    const answer = await this.get(path, true);
+    if (answer === null) return null;
+    const o = object(path, answer);
+    return {
+      total: whole(path, o, 'total'),
+      rows: array(path, o.rows).map((value) => {
+        const row = object(path, value);
+        return { table: text(path, row, 'table'), rowId: decimal(path, row, 'rowId'), createdDate: row.createdDate === null ? null : String(row.createdDate), reason: text(path, row, 'reason') };
+      }),
+    };
+  }
+
   async retentionRuns(): Promise<ServedRetentionRun[]> {
     const path = '/api/Audit/RetentionRuns';
     return array(path, await this.get(path)).map((value) => {

@@ -275,4 +275,15 @@ describe('npm run audit:verify against a log served over HTTP', () => {
     expect(await run(['--url', log.url], () => undefined, (l) => usage.push(l))).toBe(2);
     expect(usage[0]).toBe('audit:verify: --api-key is required');
   });
+
+  it('exits 1 naming the first row outside the log (contract 18)', async () => {
+    log.outside = [
+      { table: 'UserLogin', rowId: '77', createdDate: '2026-11-25T19:19:32.123456Z', canonical: '[]', reason: 'not-in-log' },
+      { table: 'AdminChange', rowId: '5', createdDate: '2026-11-25T19:20:00.000000Z', canonical: '[]', reason: 'waiting' },
+    ];
+    const result = await verify(log, '--verifier-key', log.verifierKey);
+    expect(result.code).toBe(1);
+    expect(result.out.at(-1)).toMatch(/^FAILED: 2 rows outside the log; first: table UserLogin row 77 is outside the log/);
+    expect(result.out).toContain('UserLogin row 77 (2026-11-25T19:19:32.123456Z) is outside the log: not-in-log');
+  });
 });

@@ -155,6 +155,18 @@ export async function verifyAuditLog(options: VerifyOptions, report: (line: stri
     report(`retention run ${id} (${run.tableName}, cutoff ${run.cutoff}, sealed at leaf ${run.leafIndex}): ${count} leaves removed by retention`);
   }
 
+  // 5b. No row outside the log (contract 18): rows of the sealed tables that are no leaf and not (or too long) waiting.
+  const outside = await client.outside();
+  if (outside === null) {
+    report('the service does not answer GET /api/Audit/Outside: rows outside the log were not checked');
+  } else if (outside.total > 0) {
+    for (const row of outside.rows.slice(0, 20)) report(`${row.table} row ${row.rowId} (${row.createdDate ?? 'no date'}) is outside the log: ${row.reason}`);
+    const first = outside.rows[0];
+    throw new VerificationFailure(
+      `${outside.total} rows outside the log; first: table ${first?.table} row ${first?.rowId} is outside the log (${first?.reason}): not sealed in any checkpoint`,
+    );
+  }
+
   // 6. Today's latest note goes into the --known file for next time.
   if (options.known !== null && !known.some((k) => k.note === latest.note)) {
     appendKnown(options.known, latest.note);

@@ -1,0 +1,58 @@
+import { Body, Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
+import { ApiBadRequestResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { Authenticated, CurrentPrincipal } from '../auth/decorators';
+import type { Principal } from '../auth/principal';
+import { Permission } from '../users/permissions';
+import { OutsideRow } from './audit-outside.repository';
+import { AuditOutside } from './audit-outside.service';
+import { AUDIT_TABLES } from './canonical';
+
+export class OutsideRowDto implements OutsideRow {
+  @ApiProperty({ enum: AUDIT_TABLES }) table!: OutsideRow['table'];
+  @ApiProperty({ description: 'The row\'s Id, decimal text.' }) rowId!: string;
+  @ApiProperty({ nullable: true, type: String, description: 'Its date (CreatedDate; RunDate of a retention run), canonical text.' }) createdDate!: string | null;
+  @ApiProperty({ description: 'Its canonical form (contract 15), what a leaf would commit to.' }) canonical!: string;
+  @ApiProperty({ enum: ['not-in-log', 'waiting'] }) reason!: OutsideRow['reason'];
+}
+
+export class OutsideDto {
+  @ApiProperty() total!: number;
+  @ApiProperty({ type: [OutsideRowDto], description: 'The oldest first, at most 1000.' }) rows!: OutsideRowDto[];
+}
+
+export class AdoptDto {
+  @ApiProperty({ enum: AUDIT_TABLES }) table!: string;
+  @ApiProperty({ type: [String], description: '1 to 1000 row ids, each of a row of the table outside the log.' }) rowIds!: string[];
+}
+
+export class AdoptedDto {
+  @ApiProperty() adopted!: number;
+  @ApiProperty({ nullable: true, type: Number, description: 'The size of the checkpoint that sealed them.' }) treeSize!: number | null;
+}
+
+/**
+ * No row outside the log (contract 18): landlord administrators only, like the rest of the log's routes.
+ */
+@ApiTags('Audit')
+@Controller('api/Audit/Outside')
+export class AuditOutsideController {
+  constructor(private readonly outside: AuditOutside) {}
+
+  @Get()
+  @Authenticated({ permission: Permission.ReadWriteSecurityUser, landlord: true })
+  @ApiOkResponse({ type: OutsideDto, description: 'Rows of the sealed tables neither in the log nor waiting, or waiting more than 60 s.' })
+  find(): Promise<OutsideDto> {
+    return this.outside.find();
+  }
+
+  @Post('Adopt')
+  @HttpCode(200)
+  @Authenticated({ permission: Permission.ReadWriteSecurityUser, landlord: true })
+  @ApiOkResponse({ type: AdoptedDto, description: 'The rows are leaves now; an AdminChange RowsAdopted records who adopted them.' })
+  @ApiBadRequestResponse({ description: 'An unknown table, or an id that names no row outside the log.' })
+  adopt(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: AdoptDto): Promise<AdoptedDto> {
+    return this.outside.adopt(adminActor(principal, req), body?.table, body?.rowIds);
+  }
+}
