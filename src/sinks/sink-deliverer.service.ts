@@ -148,14 +148,14 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           continue;
         }
         if (!(await this.stillLocked())) return;
-        const prefetched = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
+        const prefetched: SealedLeaf[] | null = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
         ahead = null;
-        const leaves = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
+        const leaves: SealedLeaf[] = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
         if (leaves.length === 0) {
           await pause(IDLE_POLL_MS);
           continue;
         }
-        const after = leaves[leaves.length - 1].leafIndex + 1;
+        const after: number = leaves[leaves.length - 1].leafIndex + 1;
         if (after < sink.treeSize) {
           ahead = { from: after, leaves: this.feed.batch(after, SINK_BATCH, sink.treeSize).catch(() => null) };
         }
