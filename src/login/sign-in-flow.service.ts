@@ -5,6 +5,7 @@ import { AuditWriter } from '../audit/audit.writer';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { MfaProvider } from '../mfa/mfa.provider';
+import { PasskeyFactor } from '../passkeys/passkey-factor';
 import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { SignInCompletion } from './sign-in-completion.service';
 import { SignInFailure, SignInResult, SignInScheme } from './sign-in-scheme';
@@ -28,6 +29,7 @@ export class SignInFlow {
     private readonly audit: AuditWriter,
     private readonly completion: SignInCompletion,
     private readonly mfa: MfaProvider,
+    private readonly passkeyFactor: PasskeyFactor,
     private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
@@ -124,9 +126,10 @@ export class SignInFlow {
         await proof.imitate(evidence);
         throw refused(FailureTypeId.PasswordLocked);
       }
-      if (!(await proof.verify(account, evidence))) {
+      const verdict = await proof.verify(account, evidence);
+      if (verdict !== true) {
         await this.accounts.lockIfExceeded(account.id, reserved.count);
-        throw refused(proof.mismatch);
+        throw refused(verdict === false ? proof.mismatch : verdict);
       }
       const stop = scheme.afterProof?.(account, input, evidence);
       if (stop) {
@@ -136,28 +139,53 @@ export class SignInFlow {
       }
     }
 
-    if (this.settings.enableMultifactorAuthentication && scheme.passcode) {
+    // The second factor is verified under the proof's place in the count: a burst of them is bounded
+    // exactly like a burst of passwords. A lock set while the proof was checked stops it before it is
+    // checked. When identification was the proof, the factor takes a place of its own, counted like a
+    // password.
+    const secondFactorPlace = async (): Promise<ReservedAttempt> => {
+      if (reserved) {
+        if (await this.accounts.isLocked(account.id)) {
+          await this.accounts.releaseAttempt(account.id);
+          throw refused(FailureTypeId.PasswordLocked);
+        }
+        return reserved;
+      }
+      const place = await this.accounts.reserveAttempt(account.id);
+      if (!place.mayVerify) {
+        await this.accounts.releaseAttempt(account.id);
+        throw refused(FailureTypeId.PasswordLocked);
+      }
+      return place;
+    };
+
+    // A passkey, for a scheme that takes one as second factor and a user who holds one (contract 20);
+    // the passcode, where on, stays the other way to answer.
+    let passkeyVerified = false;
+    if (scheme.passkey && (await this.passkeyFactor.applies(account.id))) {
+      const answer = scheme.passkey(input);
+      if (answer === undefined && !(this.settings.enableMultifactorAuthentication && scheme.passcode?.(input) !== undefined)) {
+        await releaseOrRefuse();
+        return { kind: 'mfaRequired', evidence, passkey: await this.passkeyFactor.prompt(account.id, req) };
+      }
+      if (answer !== undefined) {
+        reserved = await secondFactorPlace();
+        const verdict = await this.passkeyFactor.verify(account.id, answer, req);
+        if (verdict !== true) {
+          await this.accounts.lockIfExceeded(account.id, reserved.count);
+          throw refused(verdict);
+        }
+        passkeyVerified = true;
+      }
+    }
+
+    if (!passkeyVerified && this.settings.enableMultifactorAuthentication && scheme.passcode) {
       const passcode = scheme.passcode(input);
       if (passcode === undefined) {
         await releaseOrRefuse();
         return { kind: 'mfaRequired', evidence };
       }
-      if (reserved) {
-        // The passcode is verified under the proof's place in the count: a burst of passcodes is bounded
-        // exactly like a burst of passwords. A lock set while the proof was checked stops it before the
-        // provider is asked.
-        if (await this.accounts.isLocked(account.id)) {
-          await this.accounts.releaseAttempt(account.id);
-          throw refused(FailureTypeId.PasswordLocked);
-        }
-      } else {
-        // Identification was the proof: the passcode takes the place, counted like a password.
-        reserved = await this.accounts.reserveAttempt(account.id);
-        if (!reserved.mayVerify) {
-          await this.accounts.releaseAttempt(account.id);
-          throw refused(FailureTypeId.PasswordLocked);
-        }
-      }
+      reserved = await secondFactorPlace();
       const { ok } = await this.mfa.verify({ userName: account.name, passcode });
       if (!ok) {
         // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
