@@ -21,9 +21,9 @@ export interface ChallengeBounds {
 
 /**
  * Every statement on PasskeyChallenge. Raw SQL where one statement must decide and act: `issue`
- * stores only while the bounds hold (INSERT ... SELECT ... WHERE), and a registration's row (Id = the
- * session) replaces the session's earlier one; `consume` deletes and returns in one statement, so a
- * challenge is accepted once however many nodes race for it.
+ * stores only while the bounds hold (INSERT ... SELECT ... WHERE, which TypeORM's insert cannot say),
+ * and a registration's row (Id = the session) replaces the session's earlier one; `consume` deletes
+ * and returns in one statement, so a challenge is accepted once however many nodes race for it.
  */
 @Injectable()
 export class PasskeyChallengeRepository {
@@ -33,9 +33,9 @@ export class PasskeyChallengeRepository {
   async issue(row: NewChallenge, now: Date, bounds: ChallengeBounds): Promise<boolean> {
     const stored: unknown[] = await this.repository.query(
       `INSERT INTO "PasskeyChallenge" ("Id", "Purpose", "Challenge", "UserRegistryId", "RemoteIp", "ExpiresDate")
-       SELECT $1, $2, $3, $4, $5, $6
-        WHERE (SELECT count(*) FROM "PasskeyChallenge" WHERE "RemoteIp" IS NOT DISTINCT FROM $5 AND "ExpiresDate" > $7) < $8
-          AND (SELECT count(*) FROM "PasskeyChallenge" WHERE "ExpiresDate" > $7) < $9
+       SELECT $1::uuid, $2::smallint, $3::bytea, $4::integer, $5::varchar, $6::timestamptz
+        WHERE (SELECT count(*) FROM "PasskeyChallenge" WHERE "RemoteIp" IS NOT DISTINCT FROM $5::varchar AND "ExpiresDate" > $7::timestamptz) < $8::integer
+          AND (SELECT count(*) FROM "PasskeyChallenge" WHERE "ExpiresDate" > $7::timestamptz) < $9::integer
        ON CONFLICT ("Id") DO UPDATE SET
          "Purpose" = EXCLUDED."Purpose", "Challenge" = EXCLUDED."Challenge", "UserRegistryId" = EXCLUDED."UserRegistryId",
          "RemoteIp" = EXCLUDED."RemoteIp", "ExpiresDate" = EXCLUDED."ExpiresDate"
@@ -51,14 +51,15 @@ export class PasskeyChallengeRepository {
    * another purpose or another user's.
    */
   async consume(id: string, purpose: ChallengePurpose, userRegistryId: number | null, now: Date): Promise<Buffer | null> {
-    const rows: Array<{ challenge: Buffer; expires: Date; purpose: number; user: number | null }> = await this.repository.query(
+    // For DELETE, TypeORM's query() answers [rows, affected count].
+    const [rows]: [Array<{ challenge: Buffer; expires: Date; purpose: number; owner: number | null }>, number] = await this.repository.query(
       `DELETE FROM "PasskeyChallenge" WHERE "Id" = $1
-       RETURNING "Challenge" AS challenge, "ExpiresDate" AS expires, "Purpose" AS purpose, "UserRegistryId" AS user`,
+       RETURNING "Challenge" AS challenge, "ExpiresDate" AS expires, "Purpose" AS purpose, "UserRegistryId" AS owner`,
       [id],
     );
     const row = rows[0];
     if (!row || row.purpose !== purpose || row.expires.getTime() <= now.getTime()) return null;
-    if (userRegistryId !== null && row.user !== userRegistryId) return null;
+    if (userRegistryId !== null && row.owner !== userRegistryId) return null;
     return row.challenge;
   }
 

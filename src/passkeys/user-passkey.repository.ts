@@ -98,10 +98,14 @@ export class UserPasskeyRepository {
    * the backed-up flag as last seen. False: the counter did not go forward (a cloned authenticator).
    */
   async advanceCounter(id: number, counter: number, backedUp: boolean): Promise<boolean> {
-    const rows: unknown[] = await this.repository.query(
-      `UPDATE "UserPasskey" SET "SignCount" = $2, "BackedUp" = $3 WHERE "Id" = $1 AND "SignCount" < $2 AND NOT "Deleted" RETURNING "Id"`,
-      [id, counter, backedUp],
-    );
+    const result = await this.repository
+      .createQueryBuilder()
+      .update(UserPasskey)
+      .set({ signCount: String(counter), backedUp })
+      .where('"Id" = :id AND "SignCount" < :counter AND NOT "Deleted"', { id, counter })
+      .returning('"Id"')
+      .execute();
+    const rows = result.raw as unknown[];
     return rows.length === 1;
   }
 

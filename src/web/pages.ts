@@ -37,6 +37,7 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous' },
   { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session' },
   { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session' },
+  { path: '/Account/Passkeys', title: 'Passkeys', script: 'account-passkeys.js', access: 'session' },
   { path: '/Administration/Security/Tenants', title: 'Tenants', script: 'tenants.js', access: 'landlord' },
   { path: '/Administration/Security/Roles', title: 'Roles', script: 'roles.js', access: SECURITY_ROLE },
   { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER },

@@ -49,6 +49,7 @@ export const MENU = [
     section: 'Account',
     items: [
       { path: '/Account/Sessions', label: 'Sessions' },
+      { path: '/Account/Passkeys', label: 'Passkeys' },
       { path: '/Account/ChangePassword', label: 'Change password' },
       // Everyone signed in may open it; each operation still needs its own permission.
       { path: '/swagger/index.html', label: 'API explorer' },

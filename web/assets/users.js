@@ -6,6 +6,7 @@ import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice, wrappingDate } from './dom.js';
 import { content, startPage } from './layout.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+import { passkeysCard } from './passkeys.js';
 import { deviceCell, freshness, sessionsCard } from './sessions.js';
 
 const session = await startPage();
@@ -398,7 +399,7 @@ function renderUser(user, message) {
     listPath: `/api/UserRegistry/${id}/Sessions`,
     endPath: (sessionId) => `/api/UserRegistry/${id}/Sessions/${encodeURIComponent(sessionId)}`,
   });
-  clear(detail).append(head, detailsForm, sessions, apiKeys(user), resetForm);
+  clear(detail).append(head, detailsForm, sessions, passkeysCard({ listPath: `/api/UserRegistry/${id}/Passkeys`, removePath: (passkeyId) => `/api/UserRegistry/${id}/Passkeys/${passkeyId}` }), apiKeys(user), resetForm);
 }
 
 // ---- API keys ---------------------------------------------------------------------------------
