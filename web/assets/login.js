@@ -196,7 +196,15 @@ async function signInWithPasskey(challengeId, response) {
   const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId, response }, { on401: 'throw', accept: [401, 429] });
   if (res.status === 200) return done();
   say('error', res.status === 429 ? THROTTLED : 'Sign-in with the passkey failed. Try again, or use your password.', 'login-error');
-  void offerAutofill();
+  rearmAutofill();
+}
+
+/**
+ * After a failed or cancelled passkey, autofill is offered again once the user returns to the user
+ * name field, not at once: an authenticator that answers by itself would otherwise retry in a loop.
+ */
+function rearmAutofill() {
+  userName.addEventListener('focus', () => void offerAutofill(), { once: true });
 }
 
 /** Offers the user's passkeys in the user name field's autofill until one is picked (`ready`: options already fetched). */
@@ -226,7 +234,7 @@ passkeyButton.addEventListener('click', async () => {
     await signInWithPasskey(prompt.challengeId, await getPasskey(prompt.options));
   } catch (error) {
     say(cancelled(error) ? 'info' : 'error', cancelled(error) ? 'No passkey was used.' : problemLines(error), 'login-error');
-    void offerAutofill();
+    rearmAutofill();
   } finally {
     passkeyButton.disabled = false;
   }
