@@ -4,6 +4,7 @@ import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage
 import { CapturedLogs } from './helpers/logs';
 import { passkeyPorts, PasskeyNode, startPasskeyNode, VirtualAuthenticator } from './helpers/passkeys';
 import { insertUser } from './helpers/users';
+import { PasskeyUsageWriter } from '../src/passkeys/passkey-usage.writer';
 
 jest.setTimeout(240_000);
 
@@ -105,6 +106,15 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     );
     expect(sessionRow.AuthenticationTypeId).toBe(4);
     await screenshot(page, 'passkeys-sessions-1366');
+
+    // The use is written off the request path (at most once a minute): the list then shows it and its device.
+    await a.app.get(PasskeyUsageWriter).flush();
+    const [used] = await a.db.query<{ LastUsedDate: Date | null; LastUsedUserAgent: string | null }>(
+      `SELECT "LastUsedDate", "LastUsedUserAgent" FROM "UserPasskey" WHERE "UserRegistryId" = $1`,
+      [user.id],
+    );
+    expect(used.LastUsedDate).not.toBeNull();
+    expect(used.LastUsedUserAgent).toMatch(/Chrome/);
 
     // Rename and look at the page at both widths.
     await page.goto(`${a.origin}/Account/Passkeys`);
