@@ -44,6 +44,11 @@ export class PasskeyCeremonies {
     private readonly passkeys: UserPasskeyRepository,
   ) {}
 
+  /** What every response must carry: this challenge, one of our origins, our relying party. */
+  private expected(challenge: Buffer): { expectedChallenge: string; expectedOrigin: string[]; expectedRPID: string } {
+    return { expectedChallenge: challenge.toString('base64url'), expectedOrigin: this.settings.passkeyOrigins, expectedRPID: this.settings.passkeyRelyingPartyId };
+  }
+
   /** Creation options: a discoverable credential (resident key required), user verification as set, the user's other credentials excluded. */
   async registrationOptions(user: { id: number; name: string }, challenge: Buffer): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const exclude = await this.passkeys.credentialsOf(user.id);
@@ -72,9 +77,7 @@ export class PasskeyCeremonies {
     try {
       const verified = await verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
-        expectedChallenge: challenge.toString('base64url'),
-        expectedOrigin: this.settings.passkeyOrigins,
-        expectedRPID: this.settings.passkeyRelyingPartyId,
+        ...this.expected(challenge),
         requireUserVerification: this.settings.passkeyUserVerification === 'required',
       });
       if (!verified.verified) throw new Error('not verified');
@@ -120,9 +123,7 @@ export class PasskeyCeremonies {
     try {
       const verified = await verifyAuthenticationResponse({
         response: response as AuthenticationResponseJSON,
-        expectedChallenge: challenge.toString('base64url'),
-        expectedOrigin: this.settings.passkeyOrigins,
-        expectedRPID: this.settings.passkeyRelyingPartyId,
+        ...this.expected(challenge),
         // The counter and user verification are the policy's (15), checked below once the signature holds.
         credential: { id: credential.credentialId.toString('base64url'), publicKey: new Uint8Array(credential.publicKey), counter: 0 },
         requireUserVerification: false,
