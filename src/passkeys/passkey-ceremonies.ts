@@ -136,7 +136,8 @@ export class PasskeyCeremonies {
     if (this.settings.passkeyUserVerification === 'required' && !info.userVerified) return FailureTypeId.PasskeyPolicy;
     if (this.settings.passkeyDeviceBoundOnly && info.credentialDeviceType === 'multiDevice') return FailureTypeId.PasskeyPolicy;
     if (info.newCounter === 0) {
-      await this.passkeys.noteBackedUp(credential.id, info.credentialBackedUp);
+      // Only a change of the backed-up flag is written: a synced passkey's sign-in costs no UPDATE.
+      if (info.credentialBackedUp !== credential.backedUp) await this.passkeys.noteBackedUp(credential.id, info.credentialBackedUp);
       return true;
     }
     if (!(await this.passkeys.advanceCounter(credential.id, info.newCounter, info.credentialBackedUp))) {

@@ -16,6 +16,7 @@ export interface PasskeyCredential {
   publicKey: Buffer;
   signCount: number;
   transports: string | null;
+  backedUp: boolean;
 }
 
 export type NewPasskey = Pick<
@@ -43,7 +44,8 @@ export class UserPasskeyRepository {
   async findActiveCredential(credentialId: Buffer): Promise<PasskeyCredential | null> {
     const rows: PasskeyCredential[] = await this.repository.query(
       `SELECT p."Id" AS id, p."UserRegistryId" AS "userRegistryId", u."Name" AS "userName", p."CredentialId" AS "credentialId",
-              p."PublicKey" AS "publicKey", p."SignCount"::float8 AS "signCount", p."Transports" AS transports
+              p."PublicKey" AS "publicKey", p."SignCount"::float8 AS "signCount", p."Transports" AS transports,
+              p."BackedUp" AS "backedUp"
          FROM "UserPasskey" p JOIN "UserRegistry" u ON u."Id" = p."UserRegistryId"
         WHERE p."CredentialId" = $1 AND NOT p."Deleted"`,
       [credentialId],
