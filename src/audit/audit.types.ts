@@ -3,6 +3,8 @@ export enum AuthenticationTypeId {
   UserNamePassword = 1,
   Negotiate = 2,
   OAuth = 3,
+  /** Contract 20: a WebAuthn assertion of a discoverable credential. */
+  Passkey = 4,
 }
 
 /** FailureTypeId (service.md 2.3, plus 11 from contract 7). */
@@ -20,12 +22,19 @@ export enum FailureTypeId {
   SecondFactorRejected = 11,
   /** Contract 13: refused unverified, the client address is past SignInThrottle. */
   Throttled = 12,
+  /** Contract 20: no active passkey has the credential id the assertion names. */
+  UnknownPasskey = 13,
+  /** Contract 20: the assertion does not verify (signature, challenge, origin or relying party). */
+  PasskeyAssertionInvalid = 14,
+  /** Contract 20: refused by policy (user verification missing, a synced credential where refused, a counter gone back). */
+  PasskeyPolicy = 15,
 }
 
 export const AUTHENTICATION_TYPE_NAMES: Record<number, string> = {
   1: 'Username and Password',
   2: 'Negotiate',
   3: 'OAuth / OpenID Connect',
+  4: 'Passkey',
 };
 
 export const FAILURE_TYPE_NAMES: Record<number, string> = {
@@ -41,6 +50,9 @@ export const FAILURE_TYPE_NAMES: Record<number, string> = {
   10: 'Internal error while processing the ticket',
   11: 'Second factor rejected',
   12: 'Throttled',
+  13: 'No active passkey has this credential',
+  14: 'Passkey assertion did not verify',
+  15: 'Passkey refused by policy',
 };
 
 /**

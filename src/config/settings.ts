@@ -81,6 +81,17 @@ export interface Settings {
 
   negotiateAuthentication: boolean;
 
+  /** Passkeys (contract 20): the scheme and the second factor are offered; false: every passkey route answers 404. */
+  passkeys: boolean;
+  /** WebAuthn relying party id: the host name (or a registrable suffix of it) the credentials are scoped to. */
+  passkeyRelyingPartyId: string;
+  /** Origins a ceremony may come from, exactly (scheme, host, port); default http://localhost:<Port>. */
+  passkeyOrigins: string[];
+  /** `required`: an assertion without user verification is refused (FailureTypeId 15); `preferred`: accepted. */
+  passkeyUserVerification: 'required' | 'preferred';
+  /** True: a backup-eligible (synced) credential is refused at registration and at sign-in. */
+  passkeyDeviceBoundOnly: boolean;
+
   enableMultifactorAuthentication: boolean;
   /** Null means the bundled mock at {base_url}/api/mfa. */
   multifactorAuthenticationEndpoint: string | null;
@@ -304,6 +315,34 @@ class Reader {
     return parsed;
   }
 
+  /** One of `choices`, case-insensitive. */
+  oneOf<T extends string>(name: string, choices: readonly T[], fallback: T): T {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name}: expected one of ${choices.join(', ')}, got "${value}"`);
+    return fallback;
+  }
+
+  /** A comma list of web origins (scheme://host[:port], nothing after), kept as the URL standard writes them. */
+  origins(name: string, fallback: string): string[] {
+    const entries = (this.raw(name) ?? fallback).split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+    const origins: string[] = [];
+    for (const entry of entries) {
+      let origin: string | null = null;
+      try {
+        const url = new URL(entry);
+        if ((url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry.replace(/\/$/, '').toLowerCase()) origin = url.origin;
+      } catch {
+        origin = null;
+      }
+      if (origin === null) this.problems.push(`${name}: expected a comma list of origins such as https://host:port, got "${entry.slice(0, 200)}"`);
+      else origins.push(origin);
+    }
+    if (entries.length === 0) this.problems.push(`${name}: expected at least one origin`);
+    return origins;
+  }
+
   /** PEM given in one line with literal "\n" sequences standing for newlines (contract 12). */
   pem(name: string): string | null {
     const value = this.raw(name);
@@ -321,9 +360,10 @@ export function loadSettings(env: Env): Settings {
   const logFormat = (r.string('LogFormat', 'text') as string).toLowerCase();
   if (!['text', 'json'].includes(logFormat)) r.problems.push('LogFormat: expected text or json');
 
+  const port = r.int('Port', 5001, 0, 65535);
   const settings: Settings = {
     production,
-    port: r.int('Port', 5001, 0, 65535),
+    port,
     bindAddress: r.string('BindAddress', null),
     connectionString: r.url('ConnectionString', ['postgres:', 'postgresql:']),
     dataDirectory: r.string('DataDirectory', './data'),
@@ -371,6 +411,12 @@ export function loadSettings(env: Env): Settings {
     oauthRedirectUri: r.url('OAuthRedirectUri', ['https:', 'http:']),
 
     negotiateAuthentication: r.bool('NegotiateAuthentication', false),
+
+    passkeys: r.bool('Passkeys', true),
+    passkeyRelyingPartyId: r.string('PasskeyRelyingPartyId', 'localhost').toLowerCase(),
+    passkeyOrigins: r.origins('PasskeyOrigins', `http://localhost:${port}`),
+    passkeyUserVerification: r.oneOf('PasskeyUserVerification', ['required', 'preferred'] as const, 'required'),
+    passkeyDeviceBoundOnly: r.bool('PasskeyDeviceBoundOnly', false),
 
     enableMultifactorAuthentication: r.bool('EnableMultifactorAuthentication', false),
     multifactorAuthenticationEndpoint: r.url('MultifactorAuthenticationEndpoint', ['https:', 'http:']),
@@ -441,6 +487,18 @@ export function loadSettings(env: Env): Settings {
     !/^[0-9a-f]{40}$/i.test(settings.outboundHttpMfaCertificateThumbprint.replace(/[:\s]/g, ''))
   ) {
     r.problems.push('OutboundHttpMfaCertificateThumbprint: expected a SHA-1 thumbprint (40 hex digits)');
+  }
+
+  // WebAuthn takes a host name as relying party id, never an address, a port or a path.
+  if (!/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/.test(settings.passkeyRelyingPartyId) || isIP(settings.passkeyRelyingPartyId) !== 0) {
+    r.problems.push('PasskeyRelyingPartyId: expected a host name such as example.com (no scheme, port or address)');
+  }
+  for (const origin of settings.passkeyOrigins) {
+    const host = new URL(origin).hostname;
+    if (host !== settings.passkeyRelyingPartyId && !host.endsWith(`.${settings.passkeyRelyingPartyId}`)) {
+      r.problems.push(`PasskeyOrigins: ${origin} is not within PasskeyRelyingPartyId ${settings.passkeyRelyingPartyId}`);
+    }
+    if (new URL(origin).protocol === 'http:' && !isLoopbackHost(host)) r.problems.push(`PasskeyOrigins: http:// is accepted only for a loopback host (${origin})`);
   }
 
   if (!/^[\x21-\x7e]{0,64}$/.test(settings.redisChannelPrefix)) {

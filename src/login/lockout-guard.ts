@@ -1,12 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { ReservedAttempt, UserAccounts } from '../users/user-accounts.service';
 
-/** What a secret checked under the lockout count turned out to be. */
-export type GuardedVerdict = { verdict: 'locked' } | { verdict: 'mismatch' } | { verdict: 'right'; reserved: ReservedAttempt };
+/**
+ * What a secret checked under the lockout count turned out to be; a mismatch may carry the refusal of
+ * the secret's own (a passkey refused by policy) instead of a plain wrong secret.
+ */
+export type GuardedVerdict<Refusal = never> =
+  | { verdict: 'locked' }
+  | { verdict: 'mismatch'; failure?: Refusal }
+  | { verdict: 'right'; reserved: ReservedAttempt };
 
 /** A secret of one account: its check, and the same work without an answer (so a refusal costs what a check costs). */
-export interface GuardedSecret {
-  verify(): Promise<boolean>;
+export interface GuardedSecret<Refusal = never> {
+  /** True when right; false, or a refusal of the secret's own, when not. */
+  verify(): Promise<boolean | Refusal>;
   imitate(): Promise<void>;
 }
 
@@ -23,16 +30,17 @@ export interface GuardedSecret {
 export class LockoutGuard {
   constructor(private readonly accounts: UserAccounts) {}
 
-  async verify(accountId: number, secret: GuardedSecret): Promise<GuardedVerdict> {
+  async verify<Refusal = never>(accountId: number, secret: GuardedSecret<Refusal>): Promise<GuardedVerdict<Refusal>> {
     const reserved = await this.accounts.reserveAttempt(accountId);
     if (!reserved.mayVerify) {
       await this.accounts.releaseAttempt(accountId);
       await secret.imitate();
       return { verdict: 'locked' };
     }
-    if (!(await secret.verify())) {
+    const verdict = await secret.verify();
+    if (verdict !== true) {
       await this.accounts.lockIfExceeded(accountId, reserved.count);
-      return { verdict: 'mismatch' };
+      return verdict === false ? { verdict: 'mismatch' } : { verdict: 'mismatch', failure: verdict };
     }
     return { verdict: 'right', reserved };
   }

@@ -1,5 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { Type } from 'class-transformer';
+import { IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { PasskeyAssertionDto } from '../passkeys/passkeys.dto';
 
 /** Password fields may be RSA-OAEP ciphertext in base64 (4096-bit keys give 684 characters). */
 const PASSWORD_FIELD_MAX = 2048;
@@ -34,6 +36,12 @@ export class PasswordSignInDto {
   @IsString()
   @MaxLength(64)
   mfa?: string;
+
+  @ApiPropertyOptional({ type: PasskeyAssertionDto, description: 'The passkey second factor, answering the challenge of the 202 (contract 20).' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => PasskeyAssertionDto)
+  passkey?: PasskeyAssertionDto;
 }
 
 export class ChangePasswordDto {
@@ -67,6 +75,10 @@ export class TokenDto {
 
 export class MfaRequiredDto {
   @ApiProperty({ example: true }) mfaRequired!: boolean;
+  @ApiPropertyOptional({ example: ['passkey', 'passcode'], description: 'When a passkey is asked for: the ways to answer.' }) methods?: string[];
+  @ApiPropertyOptional({ format: 'uuid', description: 'When a passkey is asked for: re-post with passkey { challengeId, response }.' }) challengeId?: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'PublicKeyCredentialRequestOptions JSON (the user\'s passkeys allowed).' })
+  options?: unknown;
 }
 
 export class WirePasswordHashDto {

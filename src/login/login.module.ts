@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { redisKeyNamespace } from '../bus/redis.bus';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { DATABASE_IDENTITY } from '../database/database-identity';
+import { PasskeysModule } from '../passkeys/passkeys.module';
 import { SessionsModule } from '../sessions/sessions.module';
 import { UsersModule } from '../user-admin/users.module';
 import { NegotiateController } from './negotiate.controller';
@@ -10,6 +11,7 @@ import { NegotiateScheme } from './negotiate.scheme';
 import { NegotiateAcceptor } from './negotiate-acceptor';
 import { OAuthController } from './oauth.controller';
 import { OAuthScheme } from './oauth.scheme';
+import { PasskeyScheme, PasskeySignInController } from './passkey.scheme';
 import { PasswordController } from './password.controller';
 import { PasswordChange } from './password-change.service';
 import { PasswordScheme } from './password.scheme';
@@ -29,11 +31,12 @@ const SCHEMES = [
   { scheme: PasswordScheme, routes: PasswordController },
   { scheme: NegotiateScheme, routes: NegotiateController },
   { scheme: OAuthScheme, routes: OAuthController },
+  { scheme: PasskeyScheme, routes: PasskeySignInController },
 ];
 
 /** Sign-in flows. Depends on sessions and users, never the other way. */
 @Module({
-  imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule],
+  imports: [TypeOrmModule.forFeature([SignInThrottleEntry]), SessionsModule, UsersModule, PasskeysModule],
   controllers: SCHEMES.map(({ routes }) => routes),
   providers: [
     ...SCHEMES.map(({ scheme }) => scheme),

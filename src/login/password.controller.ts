@@ -35,6 +35,8 @@ import { SignInFlow } from './sign-in-flow.service';
 @Controller('api/Authentication')
 export class PasswordController {
   private readonly enabled: boolean;
+  /** A passcode may answer the second factor instead of a passkey (contract 20 `methods`). */
+  private readonly passcodeToo: boolean;
 
   constructor(
     private readonly flow: SignInFlow,
@@ -45,13 +47,14 @@ export class PasswordController {
     @Inject(SETTINGS) settings: AppSettings,
   ) {
     this.enabled = enabledSchemes(settings).password;
+    this.passcodeToo = enabledSchemes(settings).mfa;
   }
 
   @Post('ByUserNamePassword')
   @Public()
   @JsonBodyOnly()
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })
-  @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Password right; re-post with `mfa`.' })
+  @ApiAcceptedResponse({ type: MfaRequiredDto, description: 'Password right; re-post with `mfa`, or `passkey` when `methods` lists it.' })
   @ApiForbiddenResponse({ description: 'Password expired: `code` is PasswordChangeRequired; re-post with newPassword.' })
   @ApiBadRequestResponse({ description: 'newPassword breaks rules; `errors` lists every rule.' })
   @ApiUnauthorizedResponse({ description: 'Any other failure, one answer for every cause.' })
@@ -65,7 +68,9 @@ export class PasswordController {
     const result = await this.flow.run(this.scheme, body, req, res);
     if (result.kind === 'mfaRequired') {
       res.status(202);
-      return { mfaRequired: true };
+      if (!result.passkey) return { mfaRequired: true };
+      const methods = this.passcodeToo ? ['passkey', 'passcode'] : ['passkey'];
+      return { mfaRequired: true, methods, challengeId: result.passkey.challengeId, options: result.passkey.options };
     }
     res.status(200);
     return { token: result.issued.token, expiration: result.issued.expiration.toISOString() };

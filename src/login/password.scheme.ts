@@ -4,6 +4,7 @@ import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { ProblemError, badRequest, unauthorized } from '../common/problem';
 import { PasswordHasher } from '../users/password-hasher.service';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';
+import { PasskeyAssertionDto } from '../passkeys/passkeys.dto';
 import { PasswordSignInDto } from './login.dto';
 import { OpenedPasswords, PasswordChange } from './password-change.service';
 import { Identified, SIGN_IN_FAILED, SignInFailure, SignInProof, SignInScheme } from './sign-in-scheme';
@@ -57,6 +58,10 @@ export class PasswordScheme implements SignInScheme<PasswordSignInDto, OpenedPas
 
   passcode(dto: PasswordSignInDto): string | undefined {
     return dto.mfa || undefined;
+  }
+
+  passkey(dto: PasswordSignInDto): PasskeyAssertionDto | undefined {
+    return dto.passkey;
   }
 
   async beforeSession(account: SignInAccount, _dto: PasswordSignInDto, opened: OpenedPasswords, req: Request): Promise<void> {

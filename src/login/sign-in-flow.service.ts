@@ -8,6 +8,7 @@ import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import type { IssuedToken } from '../guard/token.service';
 import { MfaProvider } from '../mfa/mfa.provider';
+import { PasskeyFactor } from '../passkeys/passkey-factor';
 import { ReservedAttempt, SignInAccount, UserAccounts } from '../users/user-accounts.service';
 import { LockoutGuard } from './lockout-guard';
 import { EstablishedIdentity, SignInCompletion } from './sign-in-completion.service';
@@ -42,6 +43,7 @@ export class SignInFlow {
     private readonly completion: SignInCompletion,
     private readonly lockout: LockoutGuard,
     private readonly mfa: MfaProvider,
+    private readonly passkeyFactor: PasskeyFactor,
     private readonly throttle: SignInThrottle,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {}
@@ -165,9 +167,9 @@ export class SignInFlow {
       if (reserved && !(await this.accounts.releaseRightAttempt(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
     };
     if (proof) {
-      const checked = await this.lockout.verify(account.id, { verify: () => proof.verify(account, evidence), imitate: () => proof.imitate(evidence) });
+      const checked = await this.lockout.verify<FailureTypeId>(account.id, { verify: () => proof.verify(account, evidence), imitate: () => proof.imitate(evidence) });
       if (checked.verdict === 'locked') throw refused(FailureTypeId.PasswordLocked);
-      if (checked.verdict === 'mismatch') throw refused(proof.mismatch);
+      if (checked.verdict === 'mismatch') throw refused(checked.failure ?? proof.mismatch);
       reserved = checked.reserved;
       const stop = scheme.afterProof?.(account, input, evidence);
       if (stop) {
@@ -177,36 +179,52 @@ export class SignInFlow {
       }
     }
 
-    if (this.settings.enableMultifactorAuthentication && scheme.passcode) {
+    // The second factor is verified under the proof's place in the count: a burst of them is bounded
+    // exactly like a burst of passwords. A lock set while the proof was checked stops it before it is
+    // checked. When identification was the proof, the factor is the secret under the lockout count
+    // (LockoutGuard), like a password. `check` answers true or the failure to record.
+    const secondFactor = async (check: () => Promise<true | FailureTypeId>): Promise<void> => {
+      if (reserved) {
+        if (await this.accounts.isLocked(account.id)) {
+          await this.accounts.releaseAttempt(account.id);
+          throw refused(FailureTypeId.PasswordLocked);
+        }
+        const verdict = await check();
+        if (verdict !== true) {
+          // A rejected factor counts toward the lockout (contracts 7 and 20): the attempt keeps its count.
+          await this.accounts.lockIfExceeded(account.id, reserved.count);
+          throw refused(verdict);
+        }
+        return;
+      }
+      const checked = await this.lockout.verify<FailureTypeId>(account.id, { verify: check, imitate: async () => undefined });
+      if (checked.verdict === 'locked') throw refused(FailureTypeId.PasswordLocked);
+      if (checked.verdict === 'mismatch') throw refused(checked.failure ?? FailureTypeId.SecondFactorRejected);
+      reserved = checked.reserved;
+    };
+
+    // A passkey, for a scheme that takes one as second factor and a user who holds one (contract 20);
+    // the passcode, where on, stays the other way to answer.
+    let passkeyVerified = false;
+    if (scheme.passkey && (await this.passkeyFactor.applies(account.id))) {
+      const answer = scheme.passkey(input);
+      if (answer === undefined && !(this.settings.enableMultifactorAuthentication && scheme.passcode?.(input) !== undefined)) {
+        await releaseOrRefuse();
+        return { kind: 'mfaRequired', evidence, passkey: await this.passkeyFactor.prompt(account.id, req) };
+      }
+      if (answer !== undefined) {
+        await secondFactor(() => this.passkeyFactor.verify(account.id, answer, req));
+        passkeyVerified = true;
+      }
+    }
+
+    if (!passkeyVerified && this.settings.enableMultifactorAuthentication && scheme.passcode) {
       const passcode = scheme.passcode(input);
       if (passcode === undefined) {
         await releaseOrRefuse();
         return { kind: 'mfaRequired', evidence };
       }
-      if (reserved) {
-        // The passcode is verified under the proof's place in the count: a burst of passcodes is bounded
-        // exactly like a burst of passwords. A lock set while the proof was checked stops it before the
-        // provider is asked.
-        if (await this.accounts.isLocked(account.id)) {
-          await this.accounts.releaseAttempt(account.id);
-          throw refused(FailureTypeId.PasswordLocked);
-        }
-        const { ok } = await this.mfa.verify({ userName: account.name, passcode });
-        if (!ok) {
-          // A rejected passcode counts toward the lockout (contract 7): the attempt keeps its count.
-          await this.accounts.lockIfExceeded(account.id, reserved.count);
-          throw refused(FailureTypeId.SecondFactorRejected);
-        }
-      } else {
-        // Identification was the proof: the passcode is the secret under the lockout count, like a password.
-        const checked = await this.lockout.verify(account.id, {
-          verify: async () => (await this.mfa.verify({ userName: account.name, passcode })).ok,
-          imitate: async () => undefined,
-        });
-        if (checked.verdict === 'locked') throw refused(FailureTypeId.PasswordLocked);
-        if (checked.verdict === 'mismatch') throw refused(FailureTypeId.SecondFactorRejected);
-        reserved = checked.reserved;
-      }
+      await secondFactor(async () => ((await this.mfa.verify({ userName: account.name, passcode })).ok ? true : FailureTypeId.SecondFactorRejected));
     }
 
     // Before anything changes: a success that raced the lock is refused and changes nothing.

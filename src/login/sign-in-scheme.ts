@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import type { IssuedToken } from '../guard/token.service';
+import type { PasskeyAnswer, PasskeyPrompt } from '../passkeys/passkey-factor';
 import type { SignInAccount } from '../users/user-accounts.service';
 
 /** The one answer for every failed sign-in, whatever the cause (contract 3). */
@@ -50,8 +51,11 @@ export interface SignInProof<Evidence> {
   readonly mismatch: FailureTypeId;
   /** True when no proof was sent (refused early, FailureTypeId NoPassword). */
   missing(evidence: Evidence): boolean;
-  /** Checks the proof against the account (an Argon2 verify). */
-  verify(account: SignInAccount, evidence: Evidence): Promise<boolean>;
+  /**
+   * Checks the proof against the account (an Argon2 verify, a passkey assertion): true, or false for
+   * `mismatch`, or the FailureTypeId of a refusal of its own (a passkey refused by policy, 15).
+   */
+  verify(account: SignInAccount, evidence: Evidence): Promise<boolean | FailureTypeId>;
   /** The same work as `verify` without an account, so that a refusal costs what a verify costs. */
   imitate(evidence: Evidence): Promise<void>;
 }
@@ -85,6 +89,11 @@ export interface SignInScheme<Input, Evidence = undefined> {
    * this method takes no second factor (OpenID Connect: the provider owns it).
    */
   passcode?(input: Input): string | undefined;
+  /**
+   * The passkey answering the second factor (contract 20), for a scheme that takes one; asked of users
+   * who hold an active passkey (undefined asks for it: 202 with the challenge).
+   */
+  passkey?(input: Input): PasskeyAnswer | undefined;
   /** What must happen after the success is recorded and before the session starts (a password change). */
   beforeSession?(account: SignInAccount, input: Input, evidence: Evidence, req: Request): Promise<void>;
   /** How a failure (its row already written) reaches the caller: a problem, a challenge, a redirect. */
@@ -99,4 +108,4 @@ export interface SignInScheme<Input, Evidence = undefined> {
 /** A sign-in that went through. */
 export type SignInResult<Evidence> =
   | { kind: 'signedIn'; issued: IssuedToken; account: SignInAccount; evidence: Evidence }
-  | { kind: 'mfaRequired'; evidence: Evidence };
+  | { kind: 'mfaRequired'; evidence: Evidence; passkey?: PasskeyPrompt };

@@ -44,7 +44,7 @@ describe('the page tables served to the pages (decision 0028)', () => {
         ],
       ],
       ['Logs', ['Model Invoke Warning', 'Redis Connection Event', 'Redis Sentinel Event']],
-      ['Account', ['Sessions', 'Change password', 'API explorer', 'Sign out']],
+      ['Account', ['Sessions', 'Passkeys', 'Change password', 'API explorer', 'Sign out']],
     ]);
   });
 

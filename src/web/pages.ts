@@ -43,9 +43,10 @@ const TELEMETRY_PAGES: PageDefinition[] = TELEMETRY_TABLES.map(({ read, page }) 
 export const PAGES: readonly PageDefinition[] = [
   { path: '/', title: 'Home', script: 'home.js', access: 'session', menu: { section: null, place: 1 } },
   { path: '/Account/Login', title: 'Sign in', script: 'login.js', access: 'anonymous' },
-  { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous', menu: { section: 'Account', place: 4 } },
-  { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session', menu: { section: 'Account', place: 2 } },
+  { path: '/Account/Logout', title: 'Sign out', script: 'logout.js', access: 'anonymous', menu: { section: 'Account', place: 5 } },
+  { path: '/Account/ChangePassword', title: 'Change password', script: 'change-password.js', access: 'session', menu: { section: 'Account', place: 3 } },
   { path: '/Account/Sessions', title: 'Sessions', script: 'account-sessions.js', access: 'session', menu: { section: 'Account', place: 1 } },
+  { path: '/Account/Passkeys', title: 'Passkeys', script: 'account-passkeys.js', access: 'session', menu: { section: 'Account', place: 2 } },
   { path: '/Administration/Security/Tenants', title: 'Tenants', script: 'tenants.js', access: 'landlord', menu: { section: 'Security', place: 1 } },
   { path: '/Administration/Security/Roles', title: 'Roles', script: 'roles.js', access: SECURITY_ROLE, menu: { section: 'Security', place: 2 } },
   { path: '/Administration/Security/Users', title: 'Users', script: 'users.js', access: SECURITY_USER, menu: { section: 'Security', place: 3 } },
@@ -60,7 +61,7 @@ export const PAGES: readonly PageDefinition[] = [
 /** Menu items that are not pages of this module (the API explorer is Swagger's own page). */
 export const MENU_LINKS: readonly (Pick<PageDefinition, 'path' | 'title' | 'access'> & { menu: MenuPlace })[] = [
   // Everyone signed in may open it; each operation still needs its own permission.
-  { path: '/swagger/index.html', title: 'API explorer', access: 'session', menu: { section: 'Account', place: 3 } },
+  { path: '/swagger/index.html', title: 'API explorer', access: 'session', menu: { section: 'Account', place: 4 } },
 ];
 
 /** Case-insensitive lookup, as the original ASP.NET routes matched regardless of case. */

@@ -36,6 +36,8 @@ export interface StartOptions {
   cronJobs?: boolean;
   /** The application's logger (default: Nest's console logger at error and warn). */
   logger?: LoggerService;
+  /** Listen on this port instead of any free one (a WebAuthn origin must be known before start). */
+  port?: number;
 }
 
 /**
@@ -64,7 +66,7 @@ export async function startTestApp(options: StartOptions = {}): Promise<TestApp>
   );
   const clock = options.clock ?? new ManualClock(Date.now());
   const app = await createApp(settings, { clock: options.realClock ? undefined : clock, logger: options.logger ?? ['error', 'warn'] });
-  await app.listen(0, '127.0.0.1');
+  await app.listen(options.port ?? 0, '127.0.0.1');
   // The once-a-minute cron jobs run on the real clock, on the minute, and would land in the middle of a
   // test; tests call the services those jobs call at the moments they choose (the jobs' own wiring is
   // tested in test/scheduler.e2e-spec.ts, which keeps them).

@@ -3,6 +3,7 @@
 import { api, ApiError, problemLines, safeReturnUrl } from './api.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { brokenRules, passwordProtector, rulesChecklist } from './password.js';
+import { autofillSupported, cancelled, getPasskey, passkeysSupported } from './webauthn.js';
 
 const GENERIC_FAILURE = 'Sign-in failed. Check your user name and password and try again. If it keeps failing, ask an administrator.';
 const THROTTLED = 'Too many failed sign-ins from your address. Wait a few minutes, then try again.';
@@ -41,7 +42,8 @@ async function schemes() {
 
 // ---- the form ---------------------------------------------------------------------------------
 
-const userName = h('input', { name: 'userName', autocomplete: 'username', required: true, maxlength: 256, autofocus: true });
+// "webauthn": the browser offers the user's passkeys in this field's autofill (conditional mediation).
+const userName = h('input', { name: 'userName', autocomplete: 'username webauthn', required: true, maxlength: 256, autofocus: true });
 const password = h('input', { name: 'password', type: 'password', autocomplete: 'current-password' });
 const newPassword = h('input', { name: 'newPassword', type: 'password', autocomplete: 'new-password' });
 const repeatNewPassword = h('input', { name: 'repeatNewPassword', type: 'password', autocomplete: 'new-password' });
@@ -63,7 +65,15 @@ const mfaStep = h(
   h('p', { class: 'lead' }, 'Enter the one-time passcode from your token.'),
   field('Passcode', passcode),
 );
-const form = h('form', { id: 'login-form', novalidate: true, hidden: true }, credentials, change, mfaStep, submit);
+const usePasskey = h('button', { type: 'button', class: 'primary wide', id: 'second-factor-passkey' }, 'Use your passkey');
+const passkeyStep = h(
+  'div',
+  { class: 'step', id: 'step-passkey', hidden: true },
+  h('p', { class: 'lead' }, 'Confirm it is you with your passkey.'),
+  usePasskey,
+  h('p', { class: 'muted', id: 'passkey-or-passcode', hidden: true }, 'Or enter the one-time passcode from your token below.'),
+);
+const form = h('form', { id: 'login-form', novalidate: true, hidden: true }, credentials, change, passkeyStep, mfaStep, submit);
 
 card.append(h('p', { class: 'muted' }, 'Sign in to continue.'), messages, form);
 
@@ -73,15 +83,23 @@ let pending = null;
 /** With Negotiate, the passcode goes to ByNegotiateMfa instead. */
 let negotiateMfa = false;
 
+/** The 202 of a password sign-in that asks for a passkey (contract 20): its challenge, and whether a passcode may answer instead. */
+let passkeyPrompt = null;
+
 function show(next) {
   stage = next;
-  credentials.hidden = next === 'mfa';
+  credentials.hidden = next === 'mfa' || next === 'passkey';
   change.hidden = next !== 'change';
-  mfaStep.hidden = next !== 'mfa';
+  passkeyStep.hidden = next !== 'passkey';
+  // A passcode may answer the passkey step where the provider is configured (methods lists it).
+  mfaStep.hidden = !(next === 'mfa' || (next === 'passkey' && passkeyPrompt?.methods?.includes('passcode')));
+  byId('passkey-or-passcode').hidden = mfaStep.hidden || next !== 'passkey';
+  submit.hidden = next === 'passkey' && mfaStep.hidden;
+  passkeyButton.hidden = next !== 'credentials' || !passkeySignIn;
   userName.readOnly = next !== 'credentials';
   submit.textContent = next === 'change' ? 'Change password and sign in' : next === 'mfa' ? 'Verify' : 'Sign in';
   form.hidden = false;
-  (next === 'mfa' ? passcode : next === 'change' ? newPassword : userName.value ? password : userName).focus();
+  (next === 'passkey' ? usePasskey : next === 'mfa' ? passcode : next === 'change' ? newPassword : userName.value ? password : userName).focus();
 }
 
 async function prepare() {
@@ -96,7 +114,7 @@ async function prepare() {
 }
 
 function validate() {
-  if (stage === 'mfa') return passcode.value.trim() ? [] : ['Enter the passcode.'];
+  if (stage === 'mfa' || stage === 'passkey') return passcode.value.trim() ? [] : ['Enter the passcode.'];
   const problems = [];
   if (!userName.value.trim()) problems.push('Enter your user name.');
   if (!password.value) problems.push('Enter your password.');
@@ -115,7 +133,7 @@ async function attempt() {
     passcode.value = '';
     return say('error', GENERIC_FAILURE, 'login-error');
   }
-  const body = stage === 'mfa' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
+  const body = stage === 'mfa' || stage === 'passkey' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
   const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404, 429] });
   if (res.status === 200) return done();
   // Past SignInThrottle (contract 13): about the address, not the account, so it may be said.
@@ -123,6 +141,11 @@ async function attempt() {
   if (res.status === 202) {
     pending = body;
     clear(messages);
+    if (res.json?.methods?.includes('passkey')) {
+      passkeyPrompt = res.json;
+      show('passkey');
+      return secondFactorPasskey();
+    }
     return show('mfa');
   }
   if (res.status === 403 && res.json?.code === 'PasswordChangeRequired') {
@@ -131,9 +154,10 @@ async function attempt() {
   }
   if (res.status === 400) return say('error', problemLines(new ApiError(400, res.json)), 'login-error');
   // 401 and everything else: one message, whatever the cause.
-  if (stage === 'mfa') {
+  if (stage === 'mfa' || stage === 'passkey') {
     passcode.value = '';
     pending = null;
+    passkeyPrompt = null;
     show('credentials');
   }
   password.value = '';
@@ -153,6 +177,90 @@ form.addEventListener('submit', async (event) => {
     submit.disabled = false;
   }
 });
+
+// ---- passkeys (contract 20) ---------------------------------------------------------------------
+
+/** Passkey sign-in is offered (Passkeys on, and this browser can). */
+let passkeySignIn = false;
+/** The quiet autofill request waiting in the user name field; aborted before any other ceremony. */
+let autofill = null;
+const passkeyButton = h('button', { type: 'button', class: 'wide', id: 'passkey-login', hidden: true }, 'Sign in with a passkey');
+
+async function passkeyOptions() {
+  const res = await api('POST', '/api/Authentication/Passkey/Options', {}, { on401: 'throw', accept: [404, 429] });
+  return res.status === 200 ? res.json : null;
+}
+
+/** Posts an assertion to ByPasskey: signed in, or the one message for every failure. */
+async function signInWithPasskey(challengeId, response) {
+  const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId, response }, { on401: 'throw', accept: [401, 429] });
+  if (res.status === 200) return done();
+  say('error', res.status === 429 ? THROTTLED : 'Sign-in with the passkey failed. Try again, or use your password.', 'login-error');
+  rearmAutofill();
+}
+
+/**
+ * After a failed or cancelled passkey, autofill is offered again once the user returns to the user
+ * name field, not at once: an authenticator that answers by itself would otherwise retry in a loop.
+ */
+function rearmAutofill() {
+  userName.addEventListener('focus', () => void offerAutofill(), { once: true });
+}
+
+/** Offers the user's passkeys in the user name field's autofill until one is picked (`ready`: options already fetched). */
+async function offerAutofill(ready = null) {
+  if (!(await autofillSupported())) return;
+  autofill?.abort();
+  const controller = new AbortController();
+  autofill = controller;
+  try {
+    const prompt = ready ?? (await passkeyOptions());
+    if (!prompt || controller.signal.aborted) return;
+    const response = await getPasskey(prompt.options, { conditional: true, signal: controller.signal });
+    await signInWithPasskey(prompt.challengeId, response);
+  } catch (error) {
+    if (!controller.signal.aborted && !cancelled(error)) say('error', problemLines(error), 'login-error');
+  }
+}
+
+passkeyButton.addEventListener('click', async () => {
+  autofill?.abort();
+  autofill = null;
+  passkeyButton.disabled = true;
+  clear(messages);
+  try {
+    const prompt = await passkeyOptions();
+    if (!prompt) return say('error', 'Passkey sign-in is not available right now.', 'login-error');
+    await signInWithPasskey(prompt.challengeId, await getPasskey(prompt.options));
+  } catch (error) {
+    say(cancelled(error) ? 'info' : 'error', cancelled(error) ? 'No passkey was used.' : problemLines(error), 'login-error');
+    rearmAutofill();
+  } finally {
+    passkeyButton.disabled = false;
+  }
+});
+
+/** The second factor after a right password: the passkey answers the 202's challenge (contract 20). */
+async function secondFactorPasskey() {
+  autofill?.abort();
+  autofill = null;
+  usePasskey.disabled = true;
+  try {
+    const response = await getPasskey(passkeyPrompt.options);
+    const res = await api('POST', '/api/Authentication/ByUserNamePassword', { ...pending, passkey: { challengeId: passkeyPrompt.challengeId, response } }, { on401: 'throw', accept: [401, 429] });
+    if (res.status === 200) return done();
+    pending = null;
+    passkeyPrompt = null;
+    password.value = '';
+    show('credentials');
+    say('error', res.status === 429 ? THROTTLED : GENERIC_FAILURE, 'login-error');
+  } catch (error) {
+    say(cancelled(error) ? 'info' : 'error', cancelled(error) ? 'No passkey was used. Use your passkey to finish signing in.' : problemLines(error), 'login-error');
+  } finally {
+    usePasskey.disabled = false;
+  }
+}
+usePasskey.addEventListener('click', () => void secondFactorPasskey());
 
 // ---- the schemes -------------------------------------------------------------------------------
 
@@ -184,6 +292,11 @@ if (available.oauth) {
 } else if (available.negotiate) {
   await negotiate();
 } else {
+  // Passkeys are offered beside the password when the service has them on (Options answers 404 when off).
+  const prompt = available.password && passkeysSupported() ? await passkeyOptions().catch(() => null) : null;
+  passkeySignIn = prompt !== null;
+  card.append(passkeyButton);
   show('credentials');
+  if (passkeySignIn) void offerAutofill(prompt);
 }
 document.body.dataset.ready = 'true';

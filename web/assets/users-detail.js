@@ -5,6 +5,7 @@ import { api, problemLines } from './api.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
 import { act } from './master-detail.js';
+import { passkeysCard } from './passkeys.js';
 import { sessionsCard } from './sessions.js';
 import { apiKeys } from './users-api-keys.js';
 import { passwordFields, roleInput } from './users-forms.js';
@@ -140,5 +141,9 @@ function renderUser(page, user, message) {
     listPath: `/api/UserRegistry/${id}/Sessions`,
     endPath: (sessionId) => `/api/UserRegistry/${id}/Sessions/${encodeURIComponent(sessionId)}`,
   });
-  page.view.showDetail(head, detailsForm, sessions, apiKeys(user), resetForm);
+  const passkeys = passkeysCard({
+    listPath: `/api/UserRegistry/${id}/Passkeys`,
+    removePath: (passkeyId) => `/api/UserRegistry/${id}/Passkeys/${passkeyId}`,
+  });
+  page.view.showDetail(head, detailsForm, sessions, passkeys, apiKeys(user), resetForm);
 }

@@ -1,0 +1,104 @@
+import type { CDPSession, Page } from 'playwright-core';
+import { startTestApp, StartOptions, TestApp } from './app';
+import { freePort } from './free-port';
+import { TestDatabase } from './database';
+
+/**
+ * A node whose pages are served from http://localhost:<port> (WebAuthn takes a host name, never an
+ * address, as relying party: PasskeyRelyingPartyId localhost). `origins` lists every node's origin,
+ * so a ceremony begun at one node is accepted at another.
+ */
+export interface PasskeyNode extends TestApp {
+  origin: string;
+}
+
+/** Free ports for `count` nodes, and the PasskeyOrigins setting naming all of them. */
+export async function passkeyPorts(count: number): Promise<{ ports: number[]; origins: string }> {
+  const ports: number[] = [];
+  for (let i = 0; i < count; i++) ports.push(await freePort());
+  return { ports, origins: ports.map((port) => `http://localhost:${port}`).join(',') };
+}
+
+export async function startPasskeyNode(
+  options: StartOptions & { port?: number; origins?: string; db?: TestDatabase } = {},
+): Promise<PasskeyNode> {
+  const port = options.port ?? (await freePort());
+  const t = await startTestApp({
+    ...options,
+    port,
+    env: { PasskeyRelyingPartyId: 'localhost', PasskeyOrigins: options.origins ?? `http://localhost:${port}`, ...options.env },
+  });
+  return Object.assign(t, { origin: `http://localhost:${port}` });
+}
+
+/** One credential as the DevTools WebAuthn domain describes it. */
+export interface VirtualCredential {
+  credentialId: string;
+  isResidentCredential: boolean;
+  rpId?: string;
+  privateKey: string;
+  userHandle?: string;
+  signCount: number;
+  backupEligibility?: boolean;
+  backupState?: boolean;
+}
+
+/**
+ * A DevTools WebAuthn virtual authenticator in the page's browser (CDP `WebAuthn.*`): a platform
+ * authenticator (ctap2, internal) holding discoverable credentials, with user verification, that
+ * answers without a person (automatic presence). Its credentials can be read and rewritten (counter,
+ * key, backup flags) to stage what a cloned or synced authenticator would send.
+ */
+export class VirtualAuthenticator {
+  private constructor(
+    readonly cdp: CDPSession,
+    readonly id: string,
+  ) {}
+
+  static async add(
+    page: Page,
+    options: { isUserVerified?: boolean; hasUserVerification?: boolean; backupEligible?: boolean; backupState?: boolean } = {},
+  ): Promise<VirtualAuthenticator> {
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('WebAuthn.enable', { enableUI: false });
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: options.hasUserVerification ?? true,
+        isUserVerified: options.isUserVerified ?? true,
+        automaticPresenceSimulation: true,
+        defaultBackupEligibility: options.backupEligible ?? false,
+        defaultBackupState: options.backupState ?? false,
+      },
+    });
+    return new VirtualAuthenticator(cdp, authenticatorId);
+  }
+
+  async credentials(): Promise<VirtualCredential[]> {
+    const { credentials } = await this.cdp.send('WebAuthn.getCredentials', { authenticatorId: this.id });
+    return credentials as VirtualCredential[];
+  }
+
+  /** Replaces a stored credential (same id) with `changes` applied: a counter set back, another private key. */
+  async rewrite(credentialId: string, changes: Partial<VirtualCredential>): Promise<void> {
+    const current = (await this.credentials()).find((c) => c.credentialId === credentialId);
+    if (!current) throw new Error(`no credential ${credentialId}`);
+    await this.cdp.send('WebAuthn.removeCredential', { authenticatorId: this.id, credentialId });
+    await this.cdp.send('WebAuthn.addCredential', { authenticatorId: this.id, credential: { ...current, ...changes } });
+  }
+
+  /** Copies a credential into another authenticator (a second device holding the same passkey). */
+  async copyTo(other: VirtualAuthenticator, credential: VirtualCredential): Promise<void> {
+    await other.cdp.send('WebAuthn.addCredential', { authenticatorId: other.id, credential });
+  }
+
+  async setUserVerified(isUserVerified: boolean): Promise<void> {
+    await this.cdp.send('WebAuthn.setUserVerified', { authenticatorId: this.id, isUserVerified });
+  }
+
+  async remove(): Promise<void> {
+    await this.cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: this.id });
+  }
+}

@@ -1,0 +1,248 @@
+import { randomBytes } from 'node:crypto';
+import { startTestApp, TestApp } from './helpers/app';
+import { Browser } from './helpers/http';
+import { insertUser } from './helpers/users';
+
+jest.setTimeout(180_000);
+
+const PASSWORD = 'Passkey-Api-Password-1!';
+const own = '/api/Authentication/Passkeys';
+
+/**
+ * Contract 20 through the HTTP API alone: every refusal that needs no authenticator (status and
+ * UserLogin row), the registration rules, the lists, rename and removal, administrators' scope, the
+ * 202 of the second factor and Passkeys=False. Stored passkeys are inserted as rows: their public key
+ * is random bytes, so any assertion for them fails to verify (14), which is what these refusals need.
+ * Genuine assertions are made by Chromium's virtual authenticator in passkeys-browser.e2e-spec.ts.
+ */
+describe('passkeys over the API (contract 20)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { PasswordAttempts: '2', EnableMultifactorAuthentication: 'False' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function signIn(name: string): Promise<Browser> {
+    const browser = new Browser(t.url);
+    const res = await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password: PASSWORD });
+    if (res.status !== 200) throw new Error(`sign-in of ${name}: ${res.status} ${res.text}`);
+    return browser;
+  }
+
+  /** A stored passkey of the user (random key material: no assertion for it verifies). */
+  async function storedPasskey(userRegistryId: number, name = 'Stored'): Promise<{ id: number; credentialId: Buffer }> {
+    const credentialId = randomBytes(32);
+    const [row] = await t.db.query<{ Id: number }>(
+      `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "SignCount", "Name", "CreatedDate")
+       VALUES ($1, $2, $3, 0, $4, now()) RETURNING "Id"`,
+      [userRegistryId, credentialId, randomBytes(77), name],
+    );
+    return { id: row.Id, credentialId };
+  }
+
+  /** An assertion-shaped body naming `credentialId` whose contents cannot verify. */
+  const assertion = (credentialId: Buffer) => ({
+    id: credentialId.toString('base64url'),
+    rawId: credentialId.toString('base64url'),
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: { clientDataJSON: 'eyJ0eXBlIjoid2ViYXV0aG4uZ2V0In0', authenticatorData: 'AAAA', signature: 'AAAA' },
+  });
+
+  async function challengeId(): Promise<string> {
+    const res = await new Browser(t.url).post('/api/Authentication/Passkey/Options', {});
+    expect(res.status).toBe(200);
+    return res.json.challengeId as string;
+  }
+
+  const lastLogin = async () =>
+    (
+      await t.db.query<{ AuthenticationTypeId: number; FailureTypeId: number | null; UserRegistryId: number | null; CreatedUser: string | null }>(
+        `SELECT "AuthenticationTypeId", "FailureTypeId", "UserRegistryId", "CreatedUser" FROM "UserLogin" ORDER BY "Id" DESC LIMIT 1`,
+      )
+    )[0];
+
+  it('answers sign-in options with a 32-byte challenge, no allowed credentials, user verification required', async () => {
+    const res = await new Browser(t.url).post('/api/Authentication/Passkey/Options', {});
+    expect(res.status).toBe(200);
+    expect(res.json.challengeId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Buffer.from(res.json.options.challenge, 'base64url')).toHaveLength(32);
+    expect(res.json.options).toMatchObject({ rpId: 'localhost', userVerification: 'required' });
+    expect(res.json.options.allowCredentials ?? []).toEqual([]);
+  });
+
+  it('refuses an unknown credential (13, no user named), an inactive user (2), a bad assertion or challenge (14), locks like a password, then 3', async () => {
+    const res13 = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(randomBytes(32)) });
+    expect(res13.status).toBe(401);
+    expect(res13.json.detail).toBe('The user name, password or passcode is not valid.');
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 13, UserRegistryId: null, CreatedUser: null });
+
+    const inactive = await insertUser(t, { name: 'pk-inactive', password: PASSWORD, active: false });
+    const inactiveKey = await storedPasskey(inactive.id);
+    const res2 = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(inactiveKey.credentialId) });
+    expect(res2.status).toBe(401);
+    expect(res2.text).toBe(res13.text);
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 2, UserRegistryId: inactive.id, CreatedUser: 'pk-inactive' });
+
+    const user = await insertUser(t, { name: 'pk-locked', password: PASSWORD });
+    const key = await storedPasskey(user.id);
+    // A challenge nobody issued, then a real one with an assertion that does not verify: both 14.
+    for (const id of ['00000000-0000-4000-8000-000000000000', await challengeId()]) {
+      const res = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: id, response: assertion(key.credentialId) });
+      expect(res.status).toBe(401);
+      expect(res.text).toBe(res13.text);
+      expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 14, UserRegistryId: user.id, CreatedUser: 'pk-locked' });
+    }
+    // PasswordAttempts=2: the third failure locks (5 on the attempt that reaches it, as for passwords), then 3.
+    await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
+    const [state] = await t.db.query<{ PasswordLocked: boolean }>(`SELECT "PasswordLocked" FROM "UserRegistry" WHERE "Id" = $1`, [user.id]);
+    expect(state.PasswordLocked).toBe(true);
+    await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
+    expect((await lastLogin()).FailureTypeId).toBe(3);
+  });
+
+  it('refuses a malformed body with 400 and never answers 5xx to a garbage response', async () => {
+    const browser = new Browser(t.url);
+    expect((await browser.post('/api/Authentication/ByPasskey', { challengeId: 'nope', response: {} })).status).toBe(400);
+    expect((await browser.post('/api/Authentication/ByPasskey', { challengeId: await challengeId() })).status).toBe(400);
+    for (const response of [{}, { id: 12 }, { id: 'x'.repeat(2000) }, { id: 'AAAAAAAAAAAAAAAAAAAAAA', response: 'no' }]) {
+      expect((await browser.post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response })).status).toBe(401);
+    }
+  });
+
+  it('registers only after a recent sign-in (403 ReauthenticationRequired), refuses a bad attestation (400) and a used challenge', async () => {
+    const user = await insertUser(t, { name: 'pk-register', password: PASSWORD });
+    // Signed in before the passkey exists (a user holding one must also present it: the second factor).
+    const browser = await signIn('pk-register');
+    const existing = await storedPasskey(user.id);
+    const options = await browser.post(`${own}/Options`, {});
+    expect(options.status).toBe(200);
+    expect(Buffer.from(options.json.challenge, 'base64url')).toHaveLength(32);
+    expect(options.json.rp).toEqual({ name: 'Transaction Monitoring', id: 'localhost' });
+    expect(options.json.authenticatorSelection).toMatchObject({ residentKey: 'required', userVerification: 'required' });
+    expect(options.json.excludeCredentials.map((c: { id: string }) => c.id)).toEqual([existing.credentialId.toString('base64url')]);
+
+    const bad = await browser.post(own, { name: 'Bad', response: { id: 'AAAA', rawId: 'AAAA', type: 'public-key', response: { clientDataJSON: 'AAAA', attestationObject: 'AAAA' } } });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    // The challenge went with that attempt.
+    const again = await browser.post(own, { name: 'Bad', response: {} });
+    expect(again.status).toBe(400);
+    expect(again.json.detail).toMatch(/challenge is unknown, used or expired/);
+
+    t.clock.advance(5 * 60_000 + 1000);
+    const late = await browser.post(`${own}/Options`, {});
+    expect(late.status).toBe(403);
+    expect(late.json.code).toBe('ReauthenticationRequired');
+    expect((await browser.post(own, { name: 'Late', response: {} })).json.code).toBe('ReauthenticationRequired');
+    expect(await t.db.query(`SELECT 1 FROM "UserPasskey" WHERE "UserRegistryId" = $1`, [user.id])).toHaveLength(1);
+  });
+
+  it('refuses an API key as a recent sign-in', async () => {
+    await insertUser(t, { name: 'pk-keyholder', password: PASSWORD, landlord: true });
+    const admin = await signIn('pk-keyholder');
+    const [{ Id: id }] = await t.db.query<{ Id: number }>(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'pk-keyholder'`);
+    const key = await admin.post(`/api/UserRegistry/${id}/ApiKey`, { name: 'k' });
+    expect(key.status).toBe(201);
+    const res = await new Browser(t.url, {}).post(`${own}/Options`, {}, { 'x-api-key': key.json.apiKey });
+    expect(res.status).toBe(403);
+    expect(res.json.code).toBe('ReauthenticationRequired');
+  });
+
+  it('lists, renames (1-64, control characters removed) and removes one\'s own passkeys; another user\'s answer 404', async () => {
+    const user = await insertUser(t, { name: 'pk-owner', password: PASSWORD });
+    const other = await insertUser(t, { name: 'pk-other', password: PASSWORD });
+    const browser = await signIn('pk-owner');
+    const mine = await storedPasskey(user.id, 'Mine');
+    const theirs = await storedPasskey(other.id, 'Theirs');
+    const list = await browser.get(own);
+    expect(list.status).toBe(200);
+    expect(list.json).toEqual([
+      { id: mine.id, name: 'Mine', createdDate: expect.any(String), lastUsedDate: null, lastUsedDevice: null, backupEligible: false, backedUp: false },
+    ]);
+    const renamed = await browser.put(`${own}/${mine.id}`, { name: 'Yubi\u0007Key\u0085 5' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json).toMatchObject({ id: mine.id, name: 'YubiKey 5' });
+    for (const name of ['', '\u0001\u0002', 'x'.repeat(65)]) expect((await browser.put(`${own}/${mine.id}`, { name })).status).toBe(400);
+    expect((await browser.put(`${own}/${mine.id}`, { name: 'x'.repeat(64) })).status).toBe(200);
+    expect((await browser.put(`${own}/${theirs.id}`, { name: 'Stolen' })).status).toBe(404);
+    expect((await browser.delete(`${own}/${theirs.id}`)).status).toBe(404);
+    expect((await browser.delete(`${own}/${mine.id}`)).status).toBe(204);
+    expect((await browser.delete(`${own}/${mine.id}`)).status).toBe(404);
+    expect((await browser.get(own)).json).toEqual([]);
+    // A removed passkey signs nobody in: its credential id is unknown (13).
+    await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(mine.credentialId) });
+    expect(await lastLogin()).toMatchObject({ FailureTypeId: 13, UserRegistryId: null });
+  });
+
+  it('lets administrators list and remove a user\'s passkeys within their tenant only', async () => {
+    const user = await insertUser(t, { name: 'pk-managed', password: PASSWORD, tenantName: 'Tenant B' });
+    const key = await storedPasskey(user.id, 'Managed');
+    await insertUser(t, { name: 'pk-tenant-admin', password: PASSWORD, tenantName: 'Tenant A', permissions: [35] });
+    await insertUser(t, { name: 'pk-plain', password: PASSWORD, tenantName: 'Tenant B' });
+    await insertUser(t, { name: 'pk-landlord', password: PASSWORD, landlord: true });
+    const outsider = await signIn('pk-tenant-admin');
+    expect((await outsider.get(`/api/UserRegistry/${user.id}/Passkeys`)).status).toBe(404);
+    expect((await outsider.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(404);
+    expect((await (await signIn('pk-plain')).get(`/api/UserRegistry/${user.id}/Passkeys`)).status).toBe(403);
+    const landlord = await signIn('pk-landlord');
+    const list = await landlord.get(`/api/UserRegistry/${user.id}/Passkeys`);
+    expect(list.json.map((p: { name: string }) => p.name)).toEqual(['Managed']);
+    expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(204);
+    expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(404);
+    expect((await landlord.get(`/api/UserRegistry/${user.id}/Passkeys`)).json).toEqual([]);
+  });
+
+  it('asks a user with a passkey for it after the password (202); a failed passkey there is 14 on a password row', async () => {
+    const user = await insertUser(t, { name: 'pk-factor', password: PASSWORD });
+    const key = await storedPasskey(user.id);
+    const browser = new Browser(t.url);
+    const first = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'pk-factor', password: PASSWORD });
+    expect(first.status).toBe(202);
+    expect(first.json).toMatchObject({ mfaRequired: true, methods: ['passkey'], challengeId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(first.json.options.allowCredentials.map((c: { id: string }) => c.id)).toEqual([key.credentialId.toString('base64url')]);
+    expect(browser.cookies.size).toBe(0);
+    const second = await browser.post('/api/Authentication/ByUserNamePassword', {
+      userName: 'pk-factor',
+      password: PASSWORD,
+      passkey: { challengeId: first.json.challengeId, response: assertion(key.credentialId) },
+    });
+    expect(second.status).toBe(401);
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 1, FailureTypeId: 14, UserRegistryId: user.id, CreatedUser: 'pk-factor' });
+    // Another user's challenge answers nothing for this one (cross-user), and the wrong password never reaches the passkey.
+    const third = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'pk-factor', password: 'wrong', passkey: { challengeId: first.json.challengeId, response: assertion(key.credentialId) } });
+    expect(third.status).toBe(401);
+    expect((await lastLogin()).FailureTypeId).toBe(5);
+  });
+});
+
+describe('Passkeys=False', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ env: { Passkeys: 'False' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('answers 404 on every passkey route and asks no passkey after a password', async () => {
+    const user = await insertUser(t, { name: 'pk-off', password: PASSWORD, landlord: true });
+    await t.db.query(`INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "Name") VALUES ($1, $2, $3, 'k')`, [user.id, randomBytes(32), randomBytes(77)]);
+    const browser = new Browser(t.url);
+    const signIn = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'pk-off', password: PASSWORD });
+    expect(signIn.status).toBe(200);
+    const anonymous = new Browser(t.url);
+    expect((await anonymous.post('/api/Authentication/Passkey/Options', {})).status).toBe(404);
+    expect((await anonymous.post('/api/Authentication/ByPasskey', { challengeId: '00000000-0000-4000-8000-000000000000', response: {} })).status).toBe(404);
+    expect((await browser.post(`${own}/Options`, {})).status).toBe(404);
+    expect((await browser.post(own, { name: 'x', response: {} })).status).toBe(404);
+    expect((await browser.get(own)).status).toBe(404);
+    expect((await browser.put(`${own}/1`, { name: 'x' })).status).toBe(404);
+    expect((await browser.delete(`${own}/1`)).status).toBe(404);
+    expect((await browser.get(`/api/UserRegistry/${user.id}/Passkeys`)).status).toBe(404);
+    expect((await browser.delete(`/api/UserRegistry/${user.id}/Passkeys/1`)).status).toBe(404);
+  });
+});
