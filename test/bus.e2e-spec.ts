@@ -1,12 +1,31 @@
 import { Bus, BusConnectionEvent } from '../src/bus/bus';
 import { MemoryBus } from '../src/bus/memory.bus';
 import { RedisBus, redisOptions } from '../src/bus/redis.bus';
+import Redis from 'ioredis';
 
-const waitFor = async (predicate: () => boolean, ms = 3000) => {
+/** Waits for `predicate`, with a deadline generous for a loaded machine (the tests assert what happens, not how fast). */
+const waitFor = async (predicate: () => boolean, ms = 30_000) => {
   const end = Date.now() + ms;
   while (!predicate()) {
     if (Date.now() > end) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+/** Resolves once Redis itself counts at least `count` subscribers of each channel: a publish then reaches them. */
+const subscribed = async (counts: Record<string, number>) => {
+  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true });
+  try {
+    await redis.connect();
+    const end = Date.now() + 30_000;
+    for (;;) {
+      const answer = (await redis.pubsub('NUMSUB', ...Object.keys(counts))) as (string | number)[];
+      if (Object.values(counts).every((count, i) => Number(answer[2 * i + 1]) >= count)) return;
+      if (Date.now() > end) throw new Error(`Redis never counted the subscribers of ${Object.keys(counts).join(', ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    redis.disconnect();
   }
 };
 
@@ -22,7 +41,7 @@ describe('publish/subscribe port', () => {
       const received: string[] = [];
       b.subscribe('tm-test-channel', (m) => received.push(m));
       await waitFor(() => ready);
-      await new Promise((r) => setTimeout(r, 100));
+      await subscribed({ 'tm-test-channel': 1 });
       await a.publish('tm-test-channel', 'hello from a');
       await waitFor(() => received.length === 1);
       expect(received).toEqual(['hello from a']);
@@ -60,7 +79,7 @@ describe('publish/subscribe port', () => {
     plain.subscribe('tm-test-a:tm-test-shared', (m) => heard.plain.push(m));
     try {
       await waitFor(() => a.connected && b.connected && plain.connected);
-      await new Promise((r) => setTimeout(r, 100));
+      await subscribed({ 'tm-test-a:tm-test-shared': 2, 'tm-test-b:tm-test-shared': 1 });
       await a.publish('tm-test-shared', 'for a');
       await waitFor(() => heard.a.length === 1 && heard.plain.length === 1);
       await new Promise((r) => setTimeout(r, 200));

@@ -125,7 +125,7 @@ describe('DataDirectory is for the service user only', () => {
       expect(logout.status).toBe(200);
       expect(logout.headers.has(LOGOUT_WARNING_HEADER)).toBe(true);
       const spool = spoolPath(dataDirectory, 'datadir-pg', 'UserLogout');
-      await eventually(() => existsSync(spool) && readFileSync(spool, 'utf8').includes('Administrator'), 10_000);
+      await eventually(() => existsSync(spool) && readFileSync(spool, 'utf8').includes('Administrator'), 60_000);
       expect([...modes(dataDirectory).keys()]).toEqual(expect.arrayContaining([spool, join(dataDirectory, 'secrets.json')]));
       expect(openToOthers(dataDirectory)).toEqual([]);
 

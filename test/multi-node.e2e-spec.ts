@@ -13,9 +13,12 @@ const REDIS = 'redis://127.0.0.1:6379';
 /** Nothing listens there: a node whose Redis is down. */
 const NO_REDIS = 'redis://127.0.0.1:6390';
 
-/** Retries `probe` until it answers true; the cross-node effects travel asynchronously over Redis. */
-async function eventually(probe: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+/**
+ * Retries `probe` until it answers true; the cross-node effects travel asynchronously over Redis. The
+ * deadline is generous for a loaded machine (a count of attempts was not: each took what the machine gave it).
+ */
+async function eventually(probe: () => Promise<boolean>, what: string, deadlineMs = 60_000): Promise<void> {
+  for (const end = Date.now() + deadlineMs; Date.now() < end; ) {
     if (await probe()) return;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }

@@ -96,7 +96,7 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
     );
     const spool = spoolPath(dataDirectory, 'spool-node', 'UserLogout');
     // (A disk slower than the spool's deadline would let an answer go first; the line follows.)
-    await eventually(() => existsSync(spool) && readFileSync(spool, 'utf8').trim().split('\n').length === SESSIONS, 10_000);
+    await eventually(() => existsSync(spool) && readFileSync(spool, 'utf8').trim().split('\n').length === SESSIONS, 60_000);
     const spooled = readFileSync(spool, 'utf8');
     expect(spooled).not.toContain('\\t');
     expect(spooled).toContain(`"userAgent":"${stored(0)}"`);

@@ -49,7 +49,7 @@ const sidOf = (token: string) => (jwt.decode(token) as { sid: string }).sid;
 const cookieOf = (browser: Browser) => [...browser.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
 
 /** Waits for `probe` to hold, with a deadline generous enough for a loaded machine. */
-async function eventually(probe: () => Promise<boolean>, what: string, deadlineMs = 10_000): Promise<void> {
+async function eventually(probe: () => Promise<boolean>, what: string, deadlineMs = 60_000): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (Date.now() < end) {
     if (await probe()) return;

@@ -51,7 +51,8 @@ export function startServiceProcess(env: Record<string, string>, entry = 'src/ma
     for (const listener of listeners) listener();
   });
 
-  const waitFor = (pattern: RegExp, deadlineMs = 120_000) =>
+  // Generous: on a machine shared by several test runs, compiling and starting took over 2 minutes.
+  const waitFor = (pattern: RegExp, deadlineMs = 300_000) =>
     new Promise<RegExpMatchArray>((resolve, reject) => {
       const check = () => {
         const match = out.match(pattern) ?? err.match(pattern);
