@@ -17,7 +17,7 @@ export interface PartitionedTable {
 
 /**
  * The partitioned tables by name: the audit trails by month, the nine telemetry tables of contract 10
- * by day, as the partition migrations made them. Retention keeps RETAINED_TABLES
+ * by day, as their migrations made them. Retention keeps RETAINED_TABLES
  * (partitioned-tables.ts): these audit trails and every described telemetry table, with the period
  * its description gives; a spec checks that every table named here is kept.
  */

@@ -2,7 +2,7 @@ import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
 import { AUDIT_TABLES, PartitionedTable } from './partition-plan';
 
 /**
- * Every table retention keeps in partitions (contract 16): the two audit trails by month, and each
+ * Every table retention keeps in partitions (contract 16): the audit trails by month, and each
  * telemetry table by the period its description gives (telemetry/telemetry.tables.ts), so a new
  * table is kept and dropped like the others from its description alone.
  */
