@@ -130,12 +130,23 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         const sink = await this.sinks.byId(id);
         if (!sink || !sink.active) return;
         const fingerprint = `${sink.typeId}|${sink.url}|${sink.formatId}|${sink.secret}|${sink.headers}`;
-        if (!sender || fingerprint !== configuration) {
+        if (fingerprint !== configuration) {
           sender?.close();
-          sender = senderFor(this.openSink(sink), this.source);
+          sender = null;
           configuration = fingerprint;
           backoffMs = 0;
           retryAt = 0;
+          try {
+            sender = senderFor(this.openSink(sink), this.source);
+          } catch (error) {
+            // A secret that no longer decrypts (ApiHmacKey changed), an unreadable SecuritySinkCaFile:
+            // the sink shows why, and waits for its configuration to change.
+            await this.sinks.recordFailure(id, this.clock.now(), (error as Error).message);
+          }
+        }
+        if (!sender) {
+          await pause(IDLE_POLL_MS * 10);
+          continue;
         }
         // A broken syslog connection: what it took in its last seconds is sent again (contract 19).
         const resendFrom = sender.rewind();
@@ -148,14 +159,14 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           continue;
         }
         if (!(await this.stillLocked())) return;
-        const prefetched = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
+        const prefetched: SealedLeaf[] | null = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
         ahead = null;
-        const leaves = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
+        const leaves: SealedLeaf[] = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
         if (leaves.length === 0) {
           await pause(IDLE_POLL_MS);
           continue;
         }
-        const after = leaves[leaves.length - 1].leafIndex + 1;
+        const after: number = leaves[leaves.length - 1].leafIndex + 1;
         if (after < sink.treeSize) {
           ahead = { from: after, leaves: this.feed.batch(after, SINK_BATCH, sink.treeSize).catch(() => null) };
         }
