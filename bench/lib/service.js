@@ -73,7 +73,8 @@ async function startService(env, port, root = join(__dirname, '..', '..')) {
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  // Up to a minute: on the shared two cores under load, a start takes more than 20 s.
+  for (let i = 0; i < 600; i++) {
     try {
       const res = await fetch(`${url}/api/Authentication/PasswordPublicKey`);
       if (res.ok) return { url, child, pid: child.pid, stop: () => new Promise((r) => { child.once('exit', r); child.kill('SIGTERM'); }) };
