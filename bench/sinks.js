@@ -23,6 +23,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function main() {
   const rounds = Number(process.argv[2] ?? 3);
+  const parts = new Set((process.argv[3] ?? 'backlog,signin').split(','));
   const db = await lib.createDatabase('tm_bench_sinks');
   const service = await lib.startService({ ConnectionString: db.url, SignInThrottle: '0' }, 5341);
   const pool = new Pool({ connectionString: db.url, max: 4 });
@@ -65,27 +66,33 @@ async function main() {
 
     // 1: backlog delivery.
     const deliveries = [];
-    for (let i = 0; i < rounds; i++) {
+    for (let i = 0; i < (parts.has('backlog') ? rounds : 0); i++) {
       const end = await backlog();
       const start = await cursor();
       batches.length = 0;
+      const cpuBefore = lib.processCpuMs(service.pid);
       await setActive(true);
       await caughtUp(end);
+      const cpuMs = lib.processCpuMs(service.pid) - cpuBefore;
       const firstAck = batches.find((b) => b.first >= start);
       const lastAt = batches.find((b) => b.last >= end - 1).at;
       const seconds = (lastAt - firstAck.at) / 1000;
-      deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds });
-      console.log(`backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s)`);
+      deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds, cpuMs });
+      console.log(
+        `backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s); service CPU ${(cpuMs / 1000).toFixed(2)} s (${Math.round((end - start) / (cpuMs / 1000))} events per CPU-second)`,
+      );
     }
-    lib.printTable(`One webhook sink, ${BACKLOG.toLocaleString('en')}-leaf backlog, receiver on this machine (medians of ${rounds})`, [
+    if (deliveries.length > 0) lib.printTable(`One webhook sink, ${BACKLOG.toLocaleString('en')}-leaf backlog, receiver on this machine (medians of ${rounds})`, [
       {
         'seconds from first ack to last leaf': lib.median(deliveries.map((d) => d.seconds)).toFixed(2),
         'events/s': Math.round(lib.median(deliveries.map((d) => d.perSecond))),
+        'service CPU s per backlog': lib.median(deliveries.map((d) => d.cpuMs / 1000)).toFixed(2),
         samples: deliveries.map((d) => d.seconds.toFixed(2)).join(' '),
       },
     ]);
 
     // 2: sign-in while catching up.
+    if (!parts.has('signin')) return;
     const argon2 = require('argon2');
     const hash = await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
     const tenant = (await pool.query(`INSERT INTO "TenantRegistry" ("Name", "Landlord", "Active") VALUES ('Bench', false, true) RETURNING "Id"`)).rows[0].Id;

@@ -130,12 +130,23 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         const sink = await this.sinks.byId(id);
         if (!sink || !sink.active) return;
         const fingerprint = `${sink.typeId}|${sink.url}|${sink.formatId}|${sink.secret}|${sink.headers}`;
-        if (!sender || fingerprint !== configuration) {
+        if (fingerprint !== configuration) {
           sender?.close();
-          sender = senderFor(this.openSink(sink), this.source);
+          sender = null;
           configuration = fingerprint;
           backoffMs = 0;
           retryAt = 0;
+          try {
+            sender = senderFor(this.openSink(sink), this.source);
+          } catch (error) {
+            // A secret that no longer decrypts (ApiHmacKey changed), an unreadable SecuritySinkCaFile:
+            // the sink shows why, and waits for its configuration to change.
+            await this.sinks.recordFailure(id, this.clock.now(), (error as Error).message);
+          }
+        }
+        if (!sender) {
+          await pause(IDLE_POLL_MS * 10);
+          continue;
         }
         // A broken syslog connection: what it took in its last seconds is sent again (contract 19).
         const resendFrom = sender.rewind();
