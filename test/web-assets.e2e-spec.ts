@@ -5,7 +5,7 @@ import { Browser } from './helpers/http';
 import { assetsFolder } from '../src/web/web-assets.service';
 
 /**
- * The page modules are served as they are written, without a bundler (decision 0025): every module
+ * The page modules are served as they are written, without a bundler (decision 0030): every module
  * of web/assets, the ones split out of the grid and Users pages included, is served as JavaScript
  * with the same cache and security headers; every module a page imports is one the service serves;
  * and the type declarations and specs beside them, which only the lint reads, are not served.
