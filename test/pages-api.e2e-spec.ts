@@ -2,7 +2,6 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
-import { Permission } from '../src/users/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -181,7 +180,7 @@ describe('API behind the administration pages', () => {
   describe('GET /api/RoleRegistry/Assignable', () => {
     it('offers a landlord every role, and a user administrator only the roles of its tenant it could give', async () => {
       const weak = await insertUser(t, { name: 'north.users', password: STRONG, tenantName: 'Bank North', permissions: [35] });
-      const strong = await insertUser(t, { name: 'north.roles', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
+      const strong = await insertUser(t, { name: 'north.roles', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
       const plain = await insertUser(t, { name: 'north.teller', password: STRONG, tenantName: 'Bank North' });
       await insertUser(t, { name: 'elsewhere', password: STRONG, tenantName: 'Bank Far' });
 
