@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -77,7 +78,7 @@ describe('API behind the administration pages', () => {
     });
 
     it('search matches the failure reason as the grid shows it, not only the stored text', async () => {
-      const [{ count }] = await t.db.query<{ count: string }>(`SELECT count(*) FROM "UserLogin" WHERE "FailureTypeId" = 5`);
+      const [{ count }] = await t.db.query<{ count: string }>(`SELECT count(*) FROM "UserLogin" WHERE "FailureTypeId" = $1`, [FailureTypeId.PasswordMismatch]);
       const found = await rows('search=did%20not%20MATCH');
       // ana's two wrong passwords, and the Administrator's first attempt in signInAdministrator.
       expect(found.total).toBe(Number(count));
@@ -217,7 +218,7 @@ describe('API behind the administration pages', () => {
         `SELECT "SessionStartDate", "Message", "ReasonId" FROM "UserLogout" WHERE "UserRegistryId" = $1`,
         [id],
       );
-      expect(row).toEqual({ SessionStartDate: new Date(firstAt), Message: '2 sessions ended; the session start is the earliest.', ReasonId: 2 });
+      expect(row).toEqual({ SessionStartDate: new Date(firstAt), Message: '2 sessions ended; the session start is the earliest.', ReasonId: LogoutReasonId.AdministratorRevoked });
       const read = await admin.get('/api/UserLogout?search=sam');
       expect(read.json.rows).toEqual([expect.objectContaining({ createdUser: 'sam', sessionStartDate: new Date(firstAt).toISOString(), sessionSeconds: 120 })]);
 
@@ -231,7 +232,7 @@ describe('API behind the administration pages', () => {
       });
       expect(changed.status).toBe(200);
       const rows = await t.db.query(`SELECT "ReasonId", "SessionStartDate", "Message" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [starter.id]);
-      expect(rows).toEqual([{ ReasonId: 3, SessionStartDate: null, Message: null }]);
+      expect(rows).toEqual([{ ReasonId: LogoutReasonId.PasswordChanged, SessionStartDate: null, Message: null }]);
 
       // Deactivation of a user with one session: its start, no count.
       const dee = await insertUser(t, { name: 'dee', password: STRONG });
@@ -240,7 +241,7 @@ describe('API behind the administration pages', () => {
       t.clock.advance(5_000);
       expect((await admin.put(`/api/UserRegistry/${dee.id}`, { active: false })).status).toBe(200);
       expect(await t.db.query(`SELECT "ReasonId", "SessionStartDate", "Message" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [dee.id])).toEqual([
-        { ReasonId: 2, SessionStartDate: new Date(deeAt), Message: null },
+        { ReasonId: LogoutReasonId.AdministratorRevoked, SessionStartDate: new Date(deeAt), Message: null },
       ]);
     });
   });

@@ -5,25 +5,12 @@ import { createTestDatabase, TestDatabase } from './helpers/database';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { Browser } from './helpers/http';
 import { RawRequest } from './helpers/raw-http';
+import { referenceStatistics } from './helpers/reference-statistics';
 import { insertUser, signInAdministrator } from './helpers/users';
 
 const STRONG = 'Export-User-Passw0rd!';
 const MINUTE = 60_000;
 const FORMULA_START = /^[=+\-@\t\r]/;
-
-/** Statistics computed here, independently of the service, from the raw values. */
-function expectedStatistics(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  const min = sorted[0];
-  const max = sorted[n - 1];
-  const mean = sorted.reduce((a, b) => a + b, 0) / n;
-  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  const sd = n > 1 ? Math.sqrt(sorted.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1)) : 0;
-  const frequencies = new Array(10).fill(0);
-  for (const v of sorted) frequencies[max === min ? 0 : Math.min(9, Math.floor(((v - min) * 10) / (max - min)))]++;
-  return { min, max, mean, median, sd, frequencies };
-}
 
 /** RFC 4180 parsing, written here so the export is checked by something other than the code that wrote it. */
 function parseCsv(text: string): string[][] {
@@ -160,7 +147,7 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
     expect(res.json.rows).toEqual(expected);
     expect(res.json.rows[0].createdDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    const e = expectedStatistics(expected.map((r) => r.durationMicroseconds as number));
+    const e = referenceStatistics(expected.map((r) => r.durationMicroseconds as number));
     const s = res.json.statistics.durationMicroseconds;
     expect(s.min).toBe(e.min);
     expect(s.max).toBe(e.max);

@@ -2,24 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { TELEMETRY_TABLES } from './helpers/telemetry';
+import { referenceStatistics } from './helpers/reference-statistics';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const MINUTE = 60_000;
-
-/** Statistics computed here, independently of the service, from the raw values. */
-function expectedStatistics(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const n = sorted.length;
-  const min = sorted[0];
-  const max = sorted[n - 1];
-  const mean = sorted.reduce((a, b) => a + b, 0) / n;
-  const median = n % 2 ? sorted[(n - 1) / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-  const sd = n > 1 ? Math.sqrt(sorted.reduce((a, v) => a + (v - mean) ** 2, 0) / (n - 1)) : 0;
-  const frequencies = new Array(10).fill(0);
-  for (const v of sorted) frequencies[max === min ? 0 : Math.min(9, Math.floor(((v - min) * 10) / (max - min)))]++;
-  return { min, max, mean, median, sd, frequencies };
-}
 
 describe('telemetry reads (service.md 4.3, contract 10)', () => {
   let t: TestApp;
@@ -156,7 +143,7 @@ describe('telemetry reads (service.md 4.3, contract 10)', () => {
     for (const [i, v] of values.entries()) await archiverWarning({ minutesAgo: 1 + i, duration: v });
     const res = await get('/api/ArchiverWarning');
     const s = res.json.statistics.durationMicroseconds;
-    const e = expectedStatistics(values);
+    const e = referenceStatistics(values);
     expect(s.min).toBe(e.min);
     expect(s.max).toBe(e.max);
     expect(s.mean).toBeCloseTo(e.mean, 9);
@@ -199,7 +186,7 @@ describe('telemetry reads (service.md 4.3, contract 10)', () => {
     expect(total).toBeLessThan(160);
     expect(rows.length).toBe(total);
     // The statistics describe exactly the sampled rows that came back.
-    const e = expectedStatistics(rows.map((r: any) => r.durationMicroseconds));
+    const e = referenceStatistics(rows.map((r: any) => r.durationMicroseconds));
     const s = statistics.durationMicroseconds;
     expect(s.histogram.reduce((a: number, h: any) => a + h.frequency, 0)).toBe(total);
     expect(s.min).toBe(e.min);

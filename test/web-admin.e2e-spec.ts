@@ -3,6 +3,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const NORA_FIRST = 'First-Passw0rd-Nora';
@@ -185,7 +186,7 @@ describe('administration pages in a browser', () => {
     expect((await focused()).text).toBe('End sessions');
     await admin.keyboard.press('Enter');
     await admin.locator('#user-messages').filter({ hasText: 'Every session of kim has been ended.' }).waitFor();
-    expect(await t.db.query(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "CreatedUser" = 'kim'`)).toEqual([{ ReasonId: 2, CutByUser: 'Administrator' }]);
+    expect(await t.db.query(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "CreatedUser" = 'kim'`)).toEqual([{ ReasonId: LogoutReasonId.AdministratorRevoked, CutByUser: 'Administrator' }]);
     expect((await kim.get('/api/Authentication/Session')).status).toBe(401);
   });
 
@@ -242,7 +243,7 @@ describe('administration pages in a browser', () => {
     for (let i = 0; i < 3; i++) await http.post('/api/Authentication/ByUserNamePassword', { userName: 'lena', password: `Wrong-password-${i}` });
     for (let i = 0; i < 28; i++) await http.post('/api/Authentication/ByUserNamePassword', { userName: `ghost${i}`, password: 'Whatever-123' });
     await http.post('/api/Authentication/ByUserNamePassword', { userName: 'lena', password: STRONG });
-    const [{ count: mismatches }] = await t.db.query<{ count: string }>(`SELECT count(*) FROM "UserLogin" WHERE "FailureTypeId" = 5`);
+    const [{ count: mismatches }] = await t.db.query<{ count: string }>(`SELECT count(*) FROM "UserLogin" WHERE "FailureTypeId" = $1`, [FailureTypeId.PasswordMismatch]);
 
     await admin.goto(`${t.url}/Administration/Security/UserLogin`);
     await ready(admin);

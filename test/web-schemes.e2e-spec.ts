@@ -3,6 +3,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { launchBrowser, newSession, screenshot, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { FailureTypeId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -57,7 +58,7 @@ describe('sign-in page per scheme', () => {
       `SELECT "Failed", "FailureTypeId" FROM "UserLogin" WHERE "CreatedUser" = 'mfa.user' ORDER BY "Id"`,
     );
     expect(rows).toEqual([
-      { Failed: true, FailureTypeId: 11 },
+      { Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected },
       { Failed: false, FailureTypeId: null },
     ]);
     await context.close();

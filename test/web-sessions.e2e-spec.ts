@@ -3,6 +3,7 @@ import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core'
 import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -90,9 +91,9 @@ describe('active sessions in a browser', () => {
       `SELECT "EndReasonId", "EndedByUser", "EndedDate" FROM "UserSession" WHERE "Id" = $1`,
       [laptopSid],
     );
-    expect(ended).toMatchObject({ EndReasonId: 4, EndedByUser: 'dana', EndedDate: t.clock.now() });
+    expect(ended).toMatchObject({ EndReasonId: LogoutReasonId.SessionEnded, EndedByUser: 'dana', EndedDate: t.clock.now() });
     const logouts = await t.db.query(`SELECT "ReasonId", "OutcomeId", "CutByUser" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [user.id]);
-    expect(logouts).toEqual([{ ReasonId: 4, OutcomeId: 1, CutByUser: 'dana' }]);
+    expect(logouts).toEqual([{ ReasonId: LogoutReasonId.SessionEnded, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'dana' }]);
 
     // The phone goes on, then ends its own session: this browser is signed out.
     await phone.page.reload();
@@ -130,13 +131,13 @@ describe('active sessions in a browser', () => {
     await erin.page.goto(`${t.url}/`);
     await erin.page.waitForURL(/\/Account\/Login\?returnUrl=%2F&session=ended$/);
     const logouts = await t.db.query(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "UserRegistryId" = $1`, [user.id]);
-    expect(logouts).toEqual([{ ReasonId: 4, CutByUser: 'Administrator' }]);
+    expect(logouts).toEqual([{ ReasonId: LogoutReasonId.SessionEnded, CutByUser: 'Administrator' }]);
     // The administrator's own session is untouched.
     await admin.page.reload();
     await expect(admin.page.locator('#current-user').innerText()).resolves.toBe('Administrator');
 
     // The User Logout page lists the end under its reason, which its Reason filter offers.
-    await admin.page.goto(`${t.url}/Administration/Security/UserLogout?reasonId=4&search=erin`);
+    await admin.page.goto(`${t.url}/Administration/Security/UserLogout?reasonId=${LogoutReasonId.SessionEnded}&search=erin`);
     await admin.page.locator('#grid-summary[data-state="ready"]').waitFor();
     const row = admin.page.locator('#grid tbody tr', { hasText: 'erin' });
     await expect(row.locator('td[data-label="Reason"]').innerText()).resolves.toBe('One session was ended');

@@ -4,6 +4,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
+import { LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const GENERIC = /Sign-in failed\. Check your user name and password/;
@@ -207,7 +208,7 @@ describe('web pages in a browser', () => {
     await expect(carol.page.getByTestId('session-ended').innerText()).resolves.toMatch(/Your session was ended: .*an administrator ended your sessions\. Sign in again/);
     await screenshot(carol.page, 'login-session-ended');
     const rows = await t.db.query<{ ReasonId: number; CutByUser: string }>(`SELECT "ReasonId", "CutByUser" FROM "UserLogout" WHERE "CreatedUser" = 'carol'`);
-    expect(rows).toEqual([expect.objectContaining({ ReasonId: 2, CutByUser: 'Administrator' })]);
+    expect(rows).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.AdministratorRevoked, CutByUser: 'Administrator' })]);
     // The administrator's own session is untouched.
     await page.reload();
     await expect(page.locator('#current-user').innerText()).resolves.toBe('Administrator');

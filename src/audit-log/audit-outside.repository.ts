@@ -23,7 +23,7 @@ export interface OutsideRow {
  * partitions' indexes in Id order) against AuditLeaf's unique (TableName, RowId) index, both read
  * index-only on append-only tables, and AuditPending (small: what waits) by its unique
  * (TableName, RowId): no sort of the table, no lock but a reader's, so inserts go on
- * (docs/decisions/0025-admin-changes.md).
+ * (docs/decisions/0031-admin-changes.md).
  */
 function outsideOf(table: AuditTableName): string {
   return `SELECT '${table}'::text AS "table", t."Id", t."${LEAF_DATE_COLUMN[table]}" AS "date", p."RowId" IS NOT NULL AS "waiting"

@@ -6,7 +6,7 @@
  * because it records its own AdminChange rows there (or, for sign-in bookkeeping, none). Transaction-
  * local, so it ends with the transaction and never leaks to the next user of a pooled connection
  * (or of the one shared PGlite session). It is not a secret: a database user who sets it, or disables
- * the triggers, escapes the record (docs/decisions/0025-admin-changes.md).
+ * the triggers, escapes the record (docs/decisions/0031-admin-changes.md).
  */
 export const SERVICE_CHANGE_SETTING = 'app.admin_change';
 

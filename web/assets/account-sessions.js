@@ -9,7 +9,7 @@ const root = content();
 root.append(
   sessionsCard({
     listPath: '/api/Authentication/Sessions',
-    endPath: (id) => `/api/Authentication/Sessions/${encodeURIComponent(id)}`,
+    endPath: (/** @type {string} */ id) => `/api/Authentication/Sessions/${encodeURIComponent(id)}`,
     own: true,
     title: 'Your sessions',
     onEndedCurrent: () => {

@@ -1,7 +1,14 @@
 // The one way pages talk to the API: same-origin fetch with the session cookie. The browser adds
 // Sec-Fetch-Site and Origin itself, which is what the service's CSRF origin check asks for.
 
+/**
+ * A problem+json answer as the pages read it.
+ * @typedef {{ title?: string, detail?: string, errors?: { field?: string, message?: string }[] }} Problem
+ */
+
+/** A refused call: its status and problem+json body. */
 export class ApiError extends Error {
+  /** @param {number} status @param {Problem | undefined} problem */
   constructor(status, problem) {
     super(problem?.detail || problem?.title || `HTTP ${status}`);
     this.status = status;
@@ -9,17 +16,26 @@ export class ApiError extends Error {
   }
 }
 
-/** The sign-in page, coming back here afterwards. */
+/** The sign-in page, coming back here afterwards. @param {string} [back] */
 export function loginUrl(back = location.pathname + location.search) {
   return `/Account/Login?returnUrl=${encodeURIComponent(back)}`;
 }
 
 /**
  * Calls the API. A 401 on a page that needs a session sends the browser to sign in (the session has
- * ended); pass { on401: 'throw' } to handle it yourself.
+ * ended); pass { on401: 'throw' } to handle it yourself. `accept`: statuses answered rather than
+ * thrown. The body is whatever the contract says of that route: a page names the type it keeps
+ * (from api-types.d.ts) where it stores it.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body]
+ * @param {{ on401?: 'throw' | 'redirect', accept?: number[] }} [options]
+ * @returns {Promise<{ status: number, json: any, headers: Headers }>}
  */
 export async function api(method, path, body, options = {}) {
+  /** @type {Record<string, string>} */
   const headers = { accept: 'application/json' };
+  /** @type {RequestInit} */
   const init = { method, headers, credentials: 'same-origin', cache: 'no-store' };
   if (body !== undefined) {
     headers['content-type'] = 'application/json';
@@ -52,7 +68,7 @@ function sessionEndKind() {
   return Number.isFinite(expiry) && expiry > Date.now() ? 'ended' : 'expired';
 }
 
-/** newPassword → "New password". */
+/** newPassword → "New password". @param {unknown} name */
 export function humanise(name) {
   const words = String(name).replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase();
   return words.charAt(0).toUpperCase() + words.slice(1);
@@ -61,6 +77,7 @@ export function humanise(name) {
 /**
  * One field problem as a sentence: "take must be a whole number." → "Take must be a whole number."
  * (the field named once), "must equal newPassword" → "Repeat new password must equal newPassword".
+ * @param {{ field?: string, message?: string }} problem
  */
 function fieldLine(problem) {
   const message = String(problem.message ?? problem);
@@ -69,7 +86,11 @@ function fieldLine(problem) {
   return `${humanise(field)} ${message.replace(new RegExp(`^${field}\\b\\s*`, 'i'), '')}`;
 }
 
-/** The lines to show for a failed call: every field error, else the detail, else a plain sentence. */
+/**
+ * The lines to show for a failed call: every field error, else the detail, else a plain sentence.
+ * @param {unknown} error
+ * @returns {string[]}
+ */
 export function problemLines(error) {
   if (!(error instanceof ApiError)) return ['The service could not be reached. Check the connection and try again.'];
   const errors = Array.isArray(error.problem.errors) ? error.problem.errors : [];
@@ -83,6 +104,7 @@ export function problemLines(error) {
 /**
  * Where to go after signing in: the returnUrl of this page's address when it is a local path (one
  * leading `/`, not `//` or `/\`, no backslash, no control character), else the home page.
+ * @param {unknown} [value]
  */
 export function safeReturnUrl(value = new URLSearchParams(location.search).get('returnUrl')) {
   if (typeof value !== 'string' || value.length > 2048) return '/';

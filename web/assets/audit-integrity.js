@@ -8,8 +8,14 @@ import { content, startPage } from './layout.js';
 await startPage();
 const root = content();
 
+/**
+ * A list of facts, each `[label, value, testid]`.
+ * @param {[string, import('./page-types.js').Child, string?][]} rows
+ * @param {boolean} [stacked]
+ */
 const facts = (rows, stacked = false) => h('dl', { class: stacked ? 'facts stacked' : 'facts' }, rows.flatMap(([label, value, testid]) => [h('dt', {}, label), h('dd', { 'data-testid': testid }, value)]));
 
+/** A wait in words: "12 s", "4 min 3 s", "2 h 5 min". @param {number | null | undefined} value */
 function seconds(value) {
   if (value === null || value === undefined) return '';
   if (value < 1) return 'less than a second';
@@ -18,6 +24,19 @@ function seconds(value) {
   return `${formatNumber(Math.floor(value / 3600))} h ${Math.floor((value % 3600) / 60)} min`;
 }
 
+/**
+ * GET /api/Audit/Status (contract 15), as this page reads it.
+ * @typedef {{
+ *   latest: { treeSize: number, rootHash: string, createdDate: string, note?: string } | null,
+ *   pendingRows: number,
+ *   oldestPendingSeconds: number | null,
+ *   sealIntervalMilliseconds: number,
+ *   lastRetentionRun: { runDate: string, tableName: string, partitionName: string, cutoff: string, rowCount: number } | null,
+ *   verifierKey: string,
+ * }} AuditStatus
+ */
+
+/** @param {AuditStatus} status */
 function render(status) {
   const latest = status.latest;
   const checkpoint = h(
@@ -37,7 +56,7 @@ function render(status) {
   );
 
   const waiting = status.pendingRows > 0;
-  const late = waiting && status.oldestPendingSeconds * 1000 > Math.max(10_000, 5 * status.sealIntervalMilliseconds);
+  const late = waiting && (status.oldestPendingSeconds ?? 0) * 1000 > Math.max(10_000, 5 * status.sealIntervalMilliseconds);
   const pending = h(
     'section',
     { class: 'card', 'data-testid': 'audit-pending' },

@@ -5,12 +5,17 @@
 // table under the chart, for a phone and for a screen reader.
 import { formatClock, formatDate, formatMeasure, formatNumber, h, s, zoneName } from './dom.js';
 
+/** @typedef {import('./api-types.js').Series} Series */
+/** @typedef {import('./api-types.js').SeriesPoint} SeriesPoint */
+/** @typedef {import('./api-types.js').SeriesAnswer} SeriesAnswer */
+/** @typedef {import('./grids.js').ChartMeasure} ChartMeasure */
+
 const HEIGHT = 150;
 const MARGIN = { top: 8, right: 10, bottom: 22, left: 58 };
 /** Colours in CSS (app.css .series-N); more series than colours repeat them with the legend to tell. */
 const COLOURS = 8;
 
-/** The smallest 1, 2 or 5 × 10ⁿ step that splits `span` into at most `count` parts. */
+/** The smallest 1, 2 or 5 × 10ⁿ step that splits `span` into at most `count` parts. @param {number} span @param {number} count */
 export function niceStep(span, count) {
   if (!(span > 0)) return 1;
   const raw = span / count;
@@ -22,7 +27,10 @@ export function niceStep(span, count) {
 const MINUTE = 60_000;
 const TIME_STEPS = [1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 10080].map((m) => m * MINUTE);
 
-/** Value of a point for the line: mean (or the contract's meanMicroseconds for the stage counters) and max. */
+/**
+ * Value of a point for the line: mean (or the contract's meanMicroseconds for the stage counters) and max.
+ * @param {SeriesPoint} point @param {string} key
+ */
 function pointValue(point, key) {
   const n = Number(point?.[key]);
   return Number.isFinite(n) ? n : null;
@@ -37,6 +45,8 @@ const GAP = 16;
 /**
  * One panel: the lines of one point field (the mean, or the max) of every series, on a value axis of
  * its own, so a mean of microseconds is not flattened under a maximum of seconds.
+ * @param {Series[]} series @param {string} key @param {string} title @param {ChartMeasure} measure
+ * @param {{ from: number, to: number, bucketMs: number, width: number }} frame
  */
 function panel(series, key, title, measure, { from, to, bucketMs, width }) {
   const w = Math.max(260, Math.floor(width));
@@ -47,9 +57,12 @@ function panel(series, key, title, measure, { from, to, bucketMs, width }) {
   // Counts step by whole numbers: no "0.5 events".
   const step = measure.whole ? Math.max(1, niceStep(top || 1, 3)) : niceStep(top || 1, 3);
   const yMax = Math.max(step, Math.ceil((top || 1) / step) * step);
+  /** @param {number} ms */
   const xOf = (ms) => MARGIN.left + ((ms - from) / (to - from)) * plotW;
+  /** @param {number} v */
   const yOf = (v) => MARGIN.top + plotH - (v / yMax) * plotH;
   // A point sits in the middle of its bucket.
+  /** @param {SeriesPoint} point */
   const mid = (point) => new Date(point.at).getTime() + (bucketMs > 0 ? bucketMs / 2 : 0);
 
   const grid = [];
@@ -66,11 +79,14 @@ function panel(series, key, title, measure, { from, to, bucketMs, width }) {
     grid.push(s('text', { class: 'chart-tick', x, y: HEIGHT - 6, 'text-anchor': 'middle' }, formatClock(t, { day: spansDays })));
   }
 
+  /** @type {SVGPathElement[]} */
   const paths = [];
+  /** @type {SVGCircleElement[]} */
   const dots = [];
   series.forEach((x, i) => {
     const colour = `series-${i % COLOURS}`;
     let d = '';
+    /** @type {number | null} */
     let previous = null;
     for (const p of x.points) {
       const v = pointValue(p, key);
@@ -102,19 +118,22 @@ function panel(series, key, title, measure, { from, to, bucketMs, width }) {
  * The chart of a Series answer (contract 17). `measure`: { label, unit, mean, max, meanLabel,
  * maxLabel } where mean and max name the point fields drawn, each in a panel of its own (for a
  * count-only table, mean is 'count' and max is null: one panel).
+ * @param {SeriesAnswer | null | undefined} answer
+ * @param {ChartMeasure} measure
+ * @param {{ width?: number, testid?: string, bucketLabel?: string }} [options]
  */
 export function seriesChart(answer, measure, { width = 640, testid = 'series-chart', bucketLabel } = {}) {
-  const series = Array.isArray(answer?.series) ? answer.series.filter((x) => Array.isArray(x.points) && x.points.length > 0) : [];
-  const from = new Date(answer?.from).getTime();
-  const to = new Date(answer?.to).getTime();
+  const series = answer && Array.isArray(answer.series) ? answer.series.filter((x) => Array.isArray(x.points) && x.points.length > 0) : [];
+  const from = new Date(answer?.from ?? Number.NaN).getTime();
+  const to = new Date(answer?.to ?? Number.NaN).getTime();
   const bucketMs = Number(answer?.bucketSeconds) * 1000;
   if (series.length === 0 || !Number.isFinite(from) || !Number.isFinite(to) || !(to > from)) {
     return h('p', { class: 'stat-state chart-empty', 'data-testid': testid, 'data-state': 'no-data' }, 'No rows in this window, so there is nothing to draw over time.');
   }
-  const lines = [
+  const lines = /** @type {[string, string][]} */ ([
     measure.mean ? [measure.mean, capitalise(measure.meanLabel ?? 'mean')] : null,
     measure.max && measure.max !== measure.mean ? [measure.max, capitalise(measure.maxLabel ?? 'max')] : null,
-  ].filter(Boolean);
+  ].filter(Boolean));
   const sideBySide = lines.length > 1 && width >= SIDE_BY_SIDE;
   const panelWidth = sideBySide ? (width - GAP) / 2 : width;
 
@@ -123,7 +142,7 @@ export function seriesChart(answer, measure, { width = 640, testid = 'series-cha
     { class: 'chart-legend', 'data-testid': `${testid}-legend` },
     series.map((x, i) => h('li', { 'data-series': x.key }, h('span', { class: ['swatch', `series-${i % COLOURS}`], 'aria-hidden': 'true' }), seriesName(x))),
   );
-  const caption = `${bucketLabel ?? `Per ${formatBucket(answer.bucketSeconds)}`}, times in ${zoneName(from)}.`;
+  const caption = `${bucketLabel ?? `Per ${formatBucket(Number(answer?.bucketSeconds))}`}, times in ${zoneName(from)}.`;
   return h(
     'figure',
     { class: 'chart-figure', 'data-testid': testid, 'data-state': 'drawn', 'data-series-count': String(series.length) },
@@ -133,15 +152,17 @@ export function seriesChart(answer, measure, { width = 640, testid = 'series-cha
   );
 }
 
+/** @param {string} text */
 const capitalise = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
+/** @param {Series} x */
 function seriesName(x) {
   if (x.key === 'all') return x.name ?? 'All rows';
   if (x.key === 'other') return 'Others';
   return x.name ?? String(x.key);
 }
 
-/** "20 min", "1 h", "1 day". */
+/** "20 min", "1 h", "1 day". @param {number} seconds */
 export function formatBucket(seconds) {
   const n = Number(seconds);
   if (n % 86_400 === 0) return n === 86_400 ? 'day' : `${n / 86_400} days`;
@@ -150,6 +171,7 @@ export function formatBucket(seconds) {
   return `${n} s`;
 }
 
+/** @param {Series} x @param {SeriesPoint} p @param {ChartMeasure} measure */
 function pointText(x, p, measure) {
   const parts = [`${seriesName(x)} · ${formatDate(p.at)}`];
   if (measure.mean) parts.push(`${measure.meanLabel ?? 'mean'} ${formatMeasure(p[measure.mean], measure.unit).text}`);
@@ -161,9 +183,9 @@ function pointText(x, p, measure) {
 /** The most rows the values table lists (120 buckets × 20 series would be 2,400). */
 const VALUES_SHOWN = 240;
 
-/** The figures behind the lines, newest first, behind a disclosure. */
+/** The figures behind the lines, newest first, behind a disclosure. @param {Series[]} series @param {ChartMeasure} measure */
 function valuesTable(series, measure) {
-  const all = series.flatMap((x) => x.points.map((p) => ({ x, p }))).sort((a, b) => new Date(b.p.at) - new Date(a.p.at));
+  const all = series.flatMap((x) => x.points.map((p) => ({ x, p }))).sort((a, b) => new Date(b.p.at).getTime() - new Date(a.p.at).getTime());
   const rows = all.slice(0, VALUES_SHOWN);
   const meanLabel = capitalise(measure.meanLabel ?? 'mean');
   const maxLabel = capitalise(measure.maxLabel ?? 'max');

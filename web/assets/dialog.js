@@ -8,6 +8,8 @@ let counter = 0;
 /**
  * Asks a question and answers true when the person confirms. `danger` styles the confirm button as
  * destructive. The focus goes back where it was once the dialog closes.
+ * @param {{ title: string, message: string, confirmLabel?: string, cancelLabel?: string, danger?: boolean }} question
+ * @returns {Promise<boolean>}
  */
 export function confirmDialog({ title, message, confirmLabel = 'OK', cancelLabel = 'Cancel', danger = false }) {
   const id = `dialog-${++counter}`;

@@ -2,7 +2,12 @@
 // out" calls the API from this page, so the browser's session cookie goes with each request and the
 // browser marks it same-origin (Sec-Fetch-Site), which the CSRF check accepts. A file of its own
 // because the Content-Security-Policy allows no inline script.
-/* global SwaggerUIBundle */
+/**
+ * Swagger UI's bundle (swagger-ui-bundle.js, loaded from /swagger/ before this file, which sets the
+ * global SwaggerUIBundle), as far as this page uses it.
+ * @type {((options: Record<string, unknown>) => { preauthorizeApiKey(scheme: string, value: string): void }) & { presets: { apis: unknown } }}
+ */
+const swaggerUiBundle = /** @type {any} */ (globalThis).SwaggerUIBundle;
 
 /** The cookie security scheme of the document (src/explorer.ts addCookieAuth). */
 const COOKIE_SCHEME = 'authentication-jwt';
@@ -13,17 +18,18 @@ const COOKIE_SCHEME = 'authentication-jwt';
  */
 const COOKIE_PLACEHOLDER = 'PASTE-YOUR-SESSION-COOKIE';
 
-window.ui = SwaggerUIBundle({
+const ui = swaggerUiBundle({
   url: '/swagger/v1/swagger.json',
   dom_id: '#swagger-ui',
   deepLinking: true,
-  presets: [SwaggerUIBundle.presets.apis],
+  presets: [swaggerUiBundle.presets.apis],
   layout: 'BaseLayout',
   // No call to the public validator service: nothing leaves this origin.
   validatorUrl: null,
   // An API key entered under Authorize lives in this page only: kept in localStorage it would
   // outlive the session and be readable by any script of this origin.
   persistAuthorization: false,
+  /** @param {{ credentials: string }} request */
   requestInterceptor: (request) => {
     // The browser sends its own session cookie (same origin); the Cookie header Swagger UI adds for
     // the cookie scheme carries only the placeholder, and a browser drops that header anyway.
@@ -38,7 +44,7 @@ window.ui = SwaggerUIBundle({
  * authorised, so the operations' locks show closed and each curl line names the cookie it needs.
  */
 async function showSession() {
-  const holder = document.getElementById('explorer-session');
+  const holder = /** @type {HTMLElement} */ (document.getElementById('explorer-session'));
   try {
     const response = await fetch('/api/Authentication/Session', { credentials: 'same-origin', headers: { accept: 'application/json' }, cache: 'no-store' });
     if (!response.ok) {
@@ -48,7 +54,7 @@ async function showSession() {
     const session = await response.json();
     holder.textContent = `Signed in as ${session.userName} (${session.tenantName})`;
     document.body.dataset.signedIn = 'true';
-    window.ui.preauthorizeApiKey(COOKIE_SCHEME, COOKIE_PLACEHOLDER);
+    ui.preauthorizeApiKey(COOKIE_SCHEME, COOKIE_PLACEHOLDER);
   } catch {
     holder.textContent = 'The service could not be reached';
   }

@@ -7,7 +7,13 @@ import { formatMeasure, h, s } from './dom.js';
 
 const countFormat = new Intl.NumberFormat();
 
-/** The range of a bucket in the column's unit, precise to the bucket width: "8.912 s – 8.915 s". */
+/** @typedef {import('./api-types.js').ColumnStatistics} ColumnStatistics */
+/** @typedef {NonNullable<ColumnStatistics['histogram']>[number]} Bucket */
+
+/**
+ * The range of a bucket in the column's unit, precise to the bucket width: "8.912 s – 8.915 s".
+ * @param {Bucket} bucket @param {string | undefined} unit @param {number} resolution
+ */
 function rangeText(bucket, unit, resolution) {
   return `${formatMeasure(bucket.from, unit, { resolution }).text} – ${formatMeasure(bucket.to, unit, { resolution }).text}`;
 }
@@ -15,6 +21,8 @@ function rangeText(bucket, unit, resolution) {
 /**
  * The chart, or the sentence that replaces it, for one column's statistics:
  * `{ min, max, histogram: [{ from, to, frequency }] }` with `label` and `unit` ('µs' or none).
+ * @param {ColumnStatistics | undefined} statistics
+ * @param {{ label?: string, unit?: string, testid?: string }} [options]
  */
 export function histogram(statistics, { label, unit, testid } = {}) {
   const buckets = Array.isArray(statistics?.histogram) ? statistics.histogram : [];
@@ -22,6 +30,7 @@ export function histogram(statistics, { label, unit, testid } = {}) {
   if (rows === 0) {
     return h('p', { class: 'stat-state', 'data-testid': testid, 'data-state': 'no-data' }, 'No data: no rows in this window, so there is nothing to chart.');
   }
+  if (!statistics) throw new Error('unreachable: buckets come from the statistics');
   if (Number(statistics.min) === Number(statistics.max)) {
     const value = formatMeasure(statistics.min, unit);
     return h(

@@ -14,14 +14,20 @@ const card = h('section', { class: 'card login-card' });
 root.append(card);
 const messages = h('div', { class: 'messages', id: 'login-messages' });
 
-/** Shows a message; an error takes the keyboard focus, so a screen reader and a keyboard user land on it. */
+/**
+ * Shows a message; an error takes the keyboard focus, so a screen reader and a keyboard user land on it.
+ * @param {'info' | 'error'} kind @param {string | string[]} lines @param {string} testid
+ */
 function say(kind, lines, testid) {
   const box = notice(kind, lines, { testid });
   clear(messages).append(box);
   if (kind === 'error') focusOn(box);
 }
 
-/** Why the browser came here without its session (the service or the page says so in `session=`). */
+/**
+ * Why the browser came here without its session (the service or the page says so in `session=`).
+ * @type {Record<string, string | undefined>}
+ */
 const SESSION_MESSAGES = {
   ended:
     'Your session was ended: you signed out in another window, your password was changed, or an administrator ended your sessions. Sign in again to continue.',
@@ -77,8 +83,12 @@ const form = h('form', { id: 'login-form', novalidate: true, hidden: true }, cre
 
 card.append(h('p', { class: 'muted' }, 'Sign in to continue.'), messages, form);
 
+/** @typedef {'credentials' | 'change' | 'mfa'} Stage */
+/** @typedef {{ userName: string, password: string, newPassword?: string, repeatNewPassword?: string, mfa?: string }} SignInBody */
+
+/** @type {Stage} */
 let stage = 'credentials';
-/** The prepared body of the last attempt, re-posted with `mfa` for the passcode step. */
+/** The prepared body of the last attempt, re-posted with `mfa` for the passcode step. @type {SignInBody | null} */
 let pending = null;
 /** With Negotiate, the passcode goes to ByNegotiateMfa instead. */
 let negotiateMfa = false;
@@ -86,6 +96,7 @@ let negotiateMfa = false;
 /** The 202 of a password sign-in that asks for a passkey (contract 20): its challenge, and whether a passcode may answer instead. */
 let passkeyPrompt = null;
 
+/** @param {Stage} next */
 function show(next) {
   stage = next;
   credentials.hidden = next === 'mfa' || next === 'passkey';
@@ -105,6 +116,7 @@ function show(next) {
 async function prepare() {
   const name = userName.value.trim();
   const protector = await passwordProtector(name);
+  /** @type {SignInBody} */
   const body = { userName: name, password: await protector.protect(password.value) };
   if (stage === 'change') {
     body.newPassword = await protector.protect(newPassword.value);
@@ -133,7 +145,8 @@ async function attempt() {
     passcode.value = '';
     return say('error', GENERIC_FAILURE, 'login-error');
   }
-  const body = stage === 'mfa' || stage === 'passkey' ? { ...pending, mfa: passcode.value.trim() } : await prepare();
+  // The passcode step is reached only through a 202 to `pending`, so it is set there.
+  const body = stage === 'mfa' || stage === 'passkey' ? { .../** @type {SignInBody} */ (pending), mfa: passcode.value.trim() } : await prepare();
   const res = await api('POST', '/api/Authentication/ByUserNamePassword', body, { on401: 'throw', accept: [202, 400, 401, 403, 404, 429] });
   if (res.status === 200) return done();
   // Past SignInThrottle (contract 13): about the address, not the account, so it may be said.
@@ -285,7 +298,7 @@ async function negotiate() {
 const params = new URLSearchParams(location.search);
 const available = await schemes();
 if (params.has('error')) say('error', OAUTH_FAILURE, 'login-error');
-else if (SESSION_MESSAGES[params.get('session')]) say('info', SESSION_MESSAGES[params.get('session')], 'session-ended');
+else if (SESSION_MESSAGES[params.get('session') ?? '']) say('info', SESSION_MESSAGES[params.get('session') ?? ''] ?? '', 'session-ended');
 if (available.oauth) {
   const target = `/api/Authentication/OAuth/Login?returnUrl=${encodeURIComponent(safeReturnUrl())}`;
   card.append(h('a', { class: 'button primary wide', href: target, id: 'oauth-login' }, 'Sign in with your identity provider'));

@@ -17,7 +17,7 @@ card.append(
         { class: 'hint', id: 'logout-scope' },
         'Signing out ends every session of your account, not only this one: other browsers and devices where you are signed in will have to sign in again. API keys keep working.',
       )
-    : null,
+    : '', // not null: the DOM's append() writes null as the text "null"
   h('div', { class: 'actions' }, button, session ? h('a', { class: 'button', href: '/' }, 'Cancel') : null),
 );
 

@@ -6,9 +6,13 @@ import { confirmDialog } from './dialog.js';
 import { clear, formatAgo, formatDate, h, notice, wrappingDate } from './dom.js';
 import { describeUserAgent } from './user-agent.js';
 
+/** @typedef {import('./api-types.js').SessionRow} SessionRow */
+
 /**
  * The device in words ("Chrome 156 on Linux") with the user agent as sent one tap away: a
  * disclosure, not a hover tooltip, because a phone has no hover.
+ * @param {string | null | undefined} agent
+ * @param {{ testid?: string }} [options]
  */
 export function deviceCell(agent, { testid } = {}) {
   const device = describeUserAgent(agent);
@@ -19,6 +23,9 @@ export function deviceCell(agent, { testid } = {}) {
 /**
  * When something was last seen or used, with how long ago: under it ("2026-11-25 14:19:32 EST" /
  * "3 min ago"), or `inline` after it ("… EST · 3 min ago").
+ * @param {string | null | undefined} value
+ * @param {string} [never]
+ * @param {{ inline?: boolean }} [options]
  */
 export function freshness(value, never = 'Never', { inline = false } = {}) {
   if (!value) return [never];
@@ -29,6 +36,7 @@ export function freshness(value, never = 'Never', { inline = false } = {}) {
  * A card with the sessions read from `listPath`; each row ends through `DELETE endPath(id)`.
  * `own`: the caller's own sessions (the current one is marked, and ending it signs this browser out).
  * `onEndedCurrent` runs after the current session was ended (the cookies are gone by then).
+ * @param {{ listPath: string, endPath: (id: string) => string, own?: boolean, title?: string, onEndedCurrent?: () => void }} options
  */
 export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions', onEndedCurrent }) {
   const messages = h('div', { class: 'messages', id: 'session-messages' });
@@ -45,6 +53,7 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
     }
   }
 
+  /** @param {SessionRow} session @param {HTMLButtonElement} button */
   async function end(session, button) {
     const what = session.current ? 'this session (you will be signed out here)' : `the session started ${formatDate(session.createdDate)} from ${session.remoteIp ?? 'an unknown address'}`;
     const ok = await confirmDialog({
@@ -70,6 +79,7 @@ export function sessionsCard({ listPath, endPath, own = false, title = 'Sessions
     }
   }
 
+  /** @param {SessionRow[]} sessions */
   function render(sessions) {
     clear(holder).append(
       h(

@@ -5,7 +5,10 @@
 // it does not recognise is named by its first product token, and the full text is always one tap away
 // on the page, so a wrong guess never hides what was sent.
 
-/** Browsers, most specific first: Edge and Opera say "Chrome" too, Chrome says "Safari". */
+/**
+ * Browsers, most specific first: Edge and Opera say "Chrome" too, Chrome says "Safari".
+ * @type {[RegExp, string][]}
+ */
 const BROWSERS = [
   [/\bEdg(?:e|A|iOS)?\/(\d+)/, 'Edge'],
   [/\bOPR\/(\d+)/, 'Opera'],
@@ -19,7 +22,7 @@ const BROWSERS = [
   [/\bVersion\/(\d+(?:\.\d+)?)[^)]*\bSafari\//, 'Safari'],
 ];
 
-/** Command-line tools and HTTP libraries, named as their authors spell them. */
+/** Command-line tools and HTTP libraries, named as their authors spell them. @type {[RegExp, string][]} */
 const TOOLS = [
   [/^curl\/(\d+\.\d+)/i, 'curl'],
   [/^Wget\/(\d+\.\d+)/i, 'Wget'],
@@ -41,7 +44,7 @@ const TOOLS = [
   [/WindowsPowerShell\/(\d+\.\d+)/, 'PowerShell'],
 ];
 
-/** Operating systems, most specific first: iPhone and Android texts mention "Mac OS X" and "Linux". */
+/** Operating systems, most specific first: iPhone and Android texts mention "Mac OS X" and "Linux". @type {[RegExp, string][]} */
 const SYSTEMS = [
   [/\b(?:iPhone|iPod)\b/, 'iOS'],
   [/\biPad\b/, 'iPadOS'],
@@ -58,6 +61,8 @@ const MAX_LENGTH = 1024;
 /**
  * The device a User-Agent names, in words: "Chrome 156 on Linux", "Firefox 133 on Windows",
  * "curl 8.5"; "Unknown device" for an empty or missing text.
+ * @param {string | null | undefined} agent
+ * @returns {string}
  */
 export function describeUserAgent(agent) {
   const text = typeof agent === 'string' ? agent.slice(0, MAX_LENGTH).trim() : '';

@@ -27,7 +27,7 @@ const literal = (d: Date) => `'${d.toISOString()}'::timestamptz`;
  *   CredentialTypeId 4, CreatedUser current_user, the client's address and application_name; Changes
  *   the changed columns by their column names, `[before, after]`, keys in code-point order, no spaces,
  *   secrets (Password, ApiKey) as "(secret)", at most 8192 characters. Anyone who can SET the setting
- *   or disable triggers escapes it (docs/decisions/0025-admin-changes.md).
+ *   or disable triggers escapes it (docs/decisions/0031-admin-changes.md).
  */
 export class AdminChange1767000000000 implements MigrationInterface {
   name = 'AdminChange1767000000000';
