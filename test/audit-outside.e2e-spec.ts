@@ -73,7 +73,7 @@ describe('no row outside the log (contract 18)', () => {
       ['AdminChange', change.Id, 'not-in-log'],
     ]);
     expect(outside.json.rows[0]).toMatchObject({ createdDate: '2026-11-20T10:00:00.123456Z' });
-    expect(JSON.parse(outside.json.rows[0].canonical)).toEqual(['UserLogin', '900001', '2026-11-20T10:00:00.123456Z', 'forged', null, null, 1, false, null, null, null, null]);
+    expect(JSON.parse(outside.json.rows[0].canonical)).toEqual(['UserLogin', '900001', '2026-11-20T10:00:00.123456Z', 'forged', null, null, 1, false, null, null, null, null, null]);
 
     expect(await t.app.get(AuditOutside).check()).toBe(2);
     expect(logs.count('error', /2 audit rows are outside the log \(first: UserLogin row 900001/)).toBe(1);
