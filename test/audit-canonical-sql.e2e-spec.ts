@@ -254,5 +254,6 @@ describe('the canonical form written by PostgreSQL is canonicalRow, byte for byt
     } finally {
       await app.close();
     }
-  });
+    // PGlite runs PostgreSQL in WebAssembly: three tables of hostile rows take minutes on a loaded machine.
+  }, 300_000);
 });

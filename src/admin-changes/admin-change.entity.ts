@@ -10,6 +10,7 @@ import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'ty
 @Index('IX_AdminChange_Tenant_CreatedDate', { synchronize: false })
 @Index('IX_AdminChange_TargetTenant_CreatedDate', { synchronize: false })
 @Index('IX_AdminChange_Target_CreatedDate', { synchronize: false })
+@Index('IX_AdminChange_SearchText_Trgm', { synchronize: false })
 export class AdminChange {
   @PrimaryGeneratedColumn('identity', { name: 'Id', type: 'bigint', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'AdminChange_pkey' })
   id!: string;
@@ -29,4 +30,6 @@ export class AdminChange {
   @Column({ name: 'RemoteIp', type: 'varchar', length: 64, nullable: true }) remoteIp!: string | null;
   @Column({ name: 'LocalIp', type: 'varchar', length: 64, nullable: true }) localIp!: string | null;
   @Column({ name: 'UserAgent', type: 'varchar', length: 512, nullable: true }) userAgent!: string | null;
+  /** lower() of CreatedUser, TargetName and Changes joined by U+001F, kept by a trigger (migration AdminChangeSearchText); not in the canonical form. */
+  @Column({ name: 'SearchText', type: 'text', nullable: true, insert: false, update: false, select: false }) searchText!: string | null;
 }

@@ -4,7 +4,7 @@ import { EntityManager, Repository } from 'typeorm';
 import { AdminChange } from './admin-change.entity';
 
 /** One AdminChange row as written (contract 18); texts already bounded and stripped by the recorder. */
-export type NewAdminChange = Omit<AdminChange, 'id'>;
+export type NewAdminChange = Omit<AdminChange, 'id' | 'searchText'>;
 
 /** Every statement that writes AdminChange: one insert, never an update or delete (the triggers refuse them). */
 @Injectable()

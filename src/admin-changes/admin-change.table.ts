@@ -35,6 +35,7 @@ export const ADMIN_CHANGE_TABLE: ReadTable = {
     { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: refused writes only; false: changes made only.' },
   ],
   searchColumns: ['t."CreatedUser"', 't."TargetName"', 't."Changes"'],
+  searchText: 't."SearchText"',
   searchLookups: ['actionType'],
   statistics: [],
   access: { kind: 'tenants', tenantColumns: ['TenantRegistryId', 'TargetTenantRegistryId'] },

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 import type { Request } from 'express';
 import { adminActor } from '../admin-changes/admin-change.recorder';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
@@ -23,8 +24,12 @@ export class OutsideDto {
 }
 
 export class AdoptDto {
-  @ApiProperty({ enum: AUDIT_TABLES }) table!: string;
-  @ApiProperty({ type: [String], description: '1 to 1000 row ids, each of a row of the table outside the log.' }) rowIds!: string[];
+  @ApiProperty({ enum: AUDIT_TABLES }) @IsString() table!: string;
+  @ApiProperty({ type: [String], description: '1 to 1000 row ids, each of a row of the table outside the log.' })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(1000)
+  rowIds!: string[];
 }
 
 export class AdoptedDto {

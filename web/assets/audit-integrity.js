@@ -36,8 +36,33 @@ function seconds(value) {
  * }} AuditStatus
  */
 
-/** @param {AuditStatus} status */
-function render(status) {
+/**
+ * GET /api/Audit/Outside (contract 18), as this page reads it.
+ * @typedef {{ total: number, rows: { table: string, rowId: string, createdDate: string | null, reason: string }[] }} AuditOutside
+ */
+
+// Contract 18: rows of the sealed tables that are neither leaves nor waiting (or waiting over 60 s).
+/** @param {AuditOutside} outside */
+function outsideCard(outside) {
+  const rows = outside.rows.slice(0, 50);
+  return h(
+    'section',
+    { class: 'card', 'data-testid': 'audit-outside' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Rows outside the log'), h('span', { class: ['badge', outside.total > 0 ? 'badge-bad' : 'badge-good'] }, outside.total > 0 ? formatNumber(outside.total) : 'None')),
+    outside.total > 0
+      ? [
+          h('p', {}, 'These rows are in the audit tables but in no signed checkpoint: inserted with the triggers off, their waiting entry removed, or waiting for more than a minute. A landlord who has checked them may adopt them (POST /api/Audit/Outside/Adopt), which records who did.'),
+          h('ul', { class: 'outside-rows', 'data-testid': 'outside-rows' }, rows.map((row) => h('li', {}, h('code', { class: 'mono' }, `${row.table} ${row.rowId}`), ` ${row.reason}, dated ${row.createdDate ?? 'no date'}`))),
+        ]
+      : h('p', { 'data-testid': 'outside-none' }, 'Every row of the audit tables is sealed or about to be.'),
+  );
+}
+
+/**
+ * @param {AuditStatus} status
+ * @param {AuditOutside} outside
+ */
+function render(status, outside) {
   const latest = status.latest;
   const checkpoint = h(
     'section',
@@ -102,12 +127,12 @@ function render(status) {
     h('pre', { class: 'mono command', 'data-testid': 'verify-command' }, command),
   );
 
-  root.append(h('div', { class: 'audit-integrity' }, checkpoint, pending, retention, verify));
+  root.append(h('div', { class: 'audit-integrity' }, checkpoint, pending, outsideCard(outside), retention, verify));
 }
 
 try {
-  const { json } = await api('GET', '/api/Audit/Status');
-  render(json);
+  const [{ json }, outside] = await Promise.all([api('GET', '/api/Audit/Status'), api('GET', '/api/Audit/Outside')]);
+  render(json, outside.json);
 } catch (error) {
   root.append(notice('error', problemLines(error)));
 }
