@@ -250,6 +250,51 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     expect(await page.locator('.current-session').innerText()).toContain('Username and Password');
   });
 
+  it('refuses another user\'s second-factor challenge answered by this user\'s genuine passkey (cross-user, 14)', async () => {
+    const victim = await insertUser(a, { name: 'pk-victim', password: PASSWORD });
+    const attacker = await insertUser(a, { name: 'pk-attacker', password: PASSWORD });
+    await a.db.query(
+      `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "Name") VALUES ($1, $2, $3, 'victim key')`,
+      [victim.id, Buffer.from('victim-credential-id-0123456789'), Buffer.from('not a key')],
+    );
+    const page = await session();
+    const authenticator = await VirtualAuthenticator.add(page);
+    expect(await register(page, 'pk-attacker', 'Mine')).toContain('is added');
+    const [credential] = await authenticator.credentials();
+    await authenticator.remove();
+    // The victim's 202: a challenge bound to the victim.
+    const victimPrompt = await fetch(`${a.url}/api/Authentication/ByUserNamePassword`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ userName: 'pk-victim', password: PASSWORD }),
+    }).then((r) => r.json());
+    expect(victimPrompt.methods).toEqual(['passkey']);
+    // The attacker's own 202 is swapped for the victim's challenge; the attacker's authenticator signs it.
+    await page.route('**/api/Authentication/Passkey/Options', (route) => route.abort());
+    await page.route('**/api/Authentication/ByUserNamePassword', async (route) => {
+      const response = await route.fetch();
+      if (response.status() !== 202) return route.fulfill({ response });
+      const json = await response.json();
+      await route.fulfill({ response, json: { ...json, challengeId: victimPrompt.challengeId, options: { ...json.options, challenge: victimPrompt.options.challenge } } });
+    });
+    await page.context().clearCookies();
+    await page.goto(`${a.origin}/Account/Login`);
+    await page.locator('#login-form').waitFor();
+    const device = await VirtualAuthenticator.add(page);
+    await authenticator.copyTo(device, credential);
+    await page.fill('input[name="userName"]', 'pk-attacker');
+    await page.fill('input[name="password"]', PASSWORD);
+    await page.click('#login-form button[type="submit"]');
+    expect(await loginError(page)).toMatch(/Sign-in failed/);
+    const rows = await a.db.query<{ AuthenticationTypeId: number; FailureTypeId: number | null }>(
+      `SELECT "AuthenticationTypeId", "FailureTypeId" FROM "UserLogin" WHERE "UserRegistryId" = $1 ORDER BY "Id" DESC LIMIT 1`,
+      [attacker.id],
+    );
+    expect(rows).toEqual([{ AuthenticationTypeId: 1, FailureTypeId: 14 }]);
+    // And the victim's challenge is gone with it.
+    expect(await a.db.query(`SELECT 1 FROM "PasskeyChallenge" WHERE "Id" = $1`, [victimPrompt.challengeId])).toEqual([]);
+  });
+
   it('refuses a synced passkey under PasskeyDeviceBoundOnly, at sign-in (15) and at registration (400)', async () => {
     const boundOnly = await startPasskeyNode({ db: a.db, env: { PasskeyDeviceBoundOnly: 'True' } });
     try {

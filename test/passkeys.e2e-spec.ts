@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { PasskeyChallenges } from '../src/passkeys/passkey-challenges';
 
 jest.setTimeout(180_000);
 
@@ -102,6 +103,15 @@ describe('passkeys over the API (contract 20)', () => {
     expect(state.PasswordLocked).toBe(true);
     await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
     expect((await lastLogin()).FailureTypeId).toBe(3);
+  });
+
+  it('forgets expired challenges once a minute (the table stays small)', async () => {
+    await challengeId();
+    const live = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PasskeyChallenge"`))[0].n;
+    expect(await live()).toBeGreaterThan(0);
+    t.clock.advance(2 * 60_000 + 1);
+    await t.app.get(PasskeyChallenges).purgeExpired();
+    expect(await live()).toBe(0);
   });
 
   it('refuses a malformed body with 400 and never answers 5xx to a garbage response', async () => {

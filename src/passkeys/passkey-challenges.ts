@@ -8,7 +8,7 @@ import { ChallengeBounds, PasskeyChallengeRepository } from './passkey-challenge
 /** A challenge is valid this long (contract 20). */
 export const CHALLENGE_LIFETIME_MS = 2 * 60_000;
 /** Live challenges per client address and in all; past them Options answers 429 until some expire. */
-export const CHALLENGE_BOUNDS: ChallengeBounds = { perAddress: 100, total: 20_000 };
+export const CHALLENGE_BOUNDS: ChallengeBounds = { perAddress: 500, total: 20_000 };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

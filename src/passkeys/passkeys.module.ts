@@ -1,5 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
+import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { RegistryTablesModule } from '../users/registry-tables.module';
 import { PasskeyCeremonies } from './passkey-ceremonies';
@@ -9,27 +8,10 @@ import { PasskeyChallenges } from './passkey-challenges';
 import { PasskeyFactor } from './passkey-factor';
 import { PasskeyUsageWriter } from './passkey-usage.writer';
 import { PasskeysController, UserPasskeysController } from './passkeys.controller';
+import { PasskeysScheduler } from './passkeys.scheduler';
 import { Passkeys } from './passkeys.service';
 import { UserPasskey } from './user-passkey.entity';
 import { UserPasskeyRepository } from './user-passkey.repository';
-
-/** The scheduler registry's name of the once-a-minute passkey housekeeping. */
-export const PASSKEYS_MINUTE_JOB = 'passkeys-minute';
-
-/** Once a minute (docs/decisions/0014): expired challenges forgotten, noted uses written. Thin: tests call the services. */
-@Injectable()
-export class PasskeysScheduler {
-  constructor(
-    private readonly challenges: PasskeyChallenges,
-    private readonly usage: PasskeyUsageWriter,
-  ) {}
-
-  @Interval(PASSKEYS_MINUTE_JOB, 60_000)
-  async minute(): Promise<void> {
-    await this.challenges.purgeExpired();
-    await this.usage.flush();
-  }
-}
 
 /**
  * Passkeys (contract 20): the UserPasskey and PasskeyChallenge tables, the WebAuthn ceremonies, a

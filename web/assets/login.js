@@ -232,8 +232,9 @@ async function offerAutofill(ready = null) {
     if (!prompt || controller.signal.aborted) return;
     const response = await getPasskey(prompt.options, { conditional: true, signal: controller.signal });
     await signInWithPasskey(prompt.challengeId, response);
-  } catch (error) {
-    if (!controller.signal.aborted && !cancelled(error)) say('error', problemLines(error), 'login-error');
+  } catch {
+    // Autofill is a quiet offer: one that cannot be made (or is dropped) says nothing, and never
+    // covers a message the page is showing.
   }
 }
 
@@ -308,7 +309,9 @@ if (available.oauth) {
 } else {
   // Passkeys are offered beside the password when the service has them on (Options answers 404 when off).
   const prompt = available.password && passkeysSupported() ? await passkeyOptions().catch(() => null) : null;
-  passkeySignIn = prompt !== null;
+  // Passkeys are bound to the relying party's host: a page reached by another name (an address) cannot use them.
+  const host = location.hostname;
+  passkeySignIn = prompt !== null && (host === prompt.options.rpId || host.endsWith(`.${prompt.options.rpId}`));
   card.append(passkeyButton);
   show('credentials');
   if (passkeySignIn) void offerAutofill(prompt);
