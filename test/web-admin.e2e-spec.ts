@@ -249,7 +249,7 @@ describe('administration pages in a browser', () => {
     await ready(admin);
     await admin.selectOption('select[name="failed"]', 'true');
     const offered = await admin.locator('select[name="failureTypeId"] option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
-    expect(offered).toEqual(['', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12']);
+    expect(offered).toEqual(['', '1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '11', '12', '13', '14', '15']);
     await admin.selectOption('select[name="failureTypeId"]', { label: 'Password did not match' });
     await admin.click('#grid-toolbar button[type="submit"]');
     await admin.waitForURL(/failed=true&failureTypeId=5/);
