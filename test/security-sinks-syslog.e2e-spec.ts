@@ -69,6 +69,9 @@ describe('syslog sinks against rsyslog (contract 19)', () => {
     expect(created.status).toBe(201);
     const test = await landlord.post(`/api/SecuritySink/${created.json.id}/Test`);
     expect(test.json).toMatchObject({ delivered: true, status: null });
+    // The first leaf the sink owes is its own creation (an AdminChange, contract 18 and 19); the logins start one later.
+    await sealAll();
+    const login = start + 1;
     await insertLogins(2000);
     await sealAll();
     await t.app.get(SinkDeliverer).claim();
@@ -77,11 +80,12 @@ describe('syslog sinks against rsyslog (contract 19)', () => {
 
     const lines = plain.lines();
     expect(lines[0]).toMatch(/^Test - CEF:0\|transaction-monitoring\|security\|0\.1\.0\|Test:0\|Test event\|1\|/);
-    const first = lines.find((l) => l.includes(`index="${start}"`))!;
-    const [leaf] = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS hash FROM "AuditLeaf" WHERE "LeafIndex" = $1`, [start]);
+    expect(lines.find((l) => l.includes(`index="${start}"`))).toMatch(/^AdminChange \[leaf@32473 .*\|AdminChange:15\|Administrative change\|5\|/);
+    const first = lines.find((l) => l.includes(`index="${login}"`))!;
+    const [leaf] = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS hash FROM "AuditLeaf" WHERE "LeafIndex" = $1`, [login]);
     expect(first).toMatch(
       new RegExp(
-        `^UserLogin \\[leaf@32473 index="${start}" hash="${leaf.hash.toString('base64').replace(/[+/]/g, (c) => `\\${c}`)}"\\] ?CEF:0\\|transaction-monitoring\\|security\\|0\\.1\\.0\\|UserLogin:0\\|Sign-in\\|3\\|rt=\\d+ suser=sys\\\\=1 src=198\\.51\\.100\\.8 requestClientApplication=agent\\|1 outcome=success cs1Label=leafIndex cs1=${start}$`,
+        `^UserLogin \\[leaf@32473 index="${login}" hash="${leaf.hash.toString('base64').replace(/[+/]/g, (c) => `\\${c}`)}"\\] ?CEF:0\\|transaction-monitoring\\|security\\|0\\.1\\.0\\|UserLogin:0\\|Sign-in\\|3\\|rt=\\d+ suser=sys\\\\=1 src=198\\.51\\.100\\.8 requestClientApplication=agent\\|1 outcome=success cs1Label=leafIndex cs1=${login}$`,
       ),
     );
     expect(lines.some((l) => /\|UserLogin:5\|Sign-in\|7\|.* outcome=failure /.test(l))).toBe(true);
@@ -115,14 +119,19 @@ describe('syslog sinks against rsyslog (contract 19)', () => {
     const start = await treeSize();
     const created = await landlord.post('/api/SecuritySink', { name: 'rsyslog-tls', type: 'syslog', url: `syslog+tls://127.0.0.1:${tls.port}`, format: 'ocsf', active: true });
     expect(created.status).toBe(201);
+    // Its own creation is its first leaf (class 6003); the first login follows.
+    await sealAll();
+    const login = start + 1;
     await insertLogins(50);
     await sealAll();
     const size = await treeSize();
     await t.app.get(SinkDeliverer).claim();
     await eventually(() => tls.leafIndexes().filter((i) => i >= start).length >= size - start);
-    const line = tls.lines().find((l) => l.includes(`index="${start}"`))!;
+    const own = tls.lines().find((l) => l.includes(`index="${start}"`))!;
+    expect(JSON.parse(own.slice(own.indexOf('] ') + 2))).toMatchObject({ class_uid: 6003, unmapped: { leafIndex: start }, metadata: { log_name: 'AdminChange' } });
+    const line = tls.lines().find((l) => l.includes(`index="${login}"`))!;
     const json = JSON.parse(line.slice(line.indexOf('] ') + 2));
-    expect(json).toMatchObject({ class_uid: 3002, activity_id: 1, unmapped: { leafIndex: start }, metadata: { log_name: 'UserLogin' } });
+    expect(json).toMatchObject({ class_uid: 3002, activity_id: 1, unmapped: { leafIndex: login }, metadata: { log_name: 'UserLogin' } });
 
     // The plain listener does not speak TLS: the Test answers the failure, nothing is delivered.
     const wrong = await landlord.post('/api/SecuritySink', { name: 'not-tls', type: 'syslog', url: `syslog+tls://127.0.0.1:${plain.port}`, format: 'ocsf', active: false });

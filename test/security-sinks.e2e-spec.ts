@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
+import { call, createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { deliveryOrder, HttpReceiver } from './helpers/sink-receivers';
-import { signInAdministrator } from './helpers/users';
+import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
 const SECRET = 'webhook-signing-key-0123456789';
 
@@ -148,11 +149,112 @@ describe('security sinks (contract 19)', () => {
     });
   });
 
+  describe('administrative changes (contract 18)', () => {
+    const HEADER_VALUE = 'Splunk 9f1c-header-value';
+    const NEW_HEADER_VALUE = 'Splunk 7e2d-header-value';
+    const NEW_SECRET = 'another-signing-key-9876543210';
+    /** The AdminChange rows of sink `id`, oldest first, as the read serves them, and their JSON text. */
+    const changesOf = async (id: number) => {
+      const res = await landlord.get(`/api/AdminChange?targetTable=SecuritySink&targetId=${id}&take=1000`);
+      expect(res.status).toBe(200);
+      return { rows: [...(res.json.rows as any[])].reverse(), text: res.text };
+    };
+
+    it('records create, change (header value and secret), replay and delete, with the actor, and never a secret or header value', async () => {
+      await sealAll();
+      const size = await treeSize();
+      const [admin] = await t.db.query<{ Id: number }>(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'Administrator'`);
+      const key = await createKey(t, landlord, admin.Id, { name: 'sink-automation' });
+      const body = { name: 'audited', type: 'webhook', url: 'https://siem.example/audited', format: 'ocsf', secret: SECRET, headers: { Authorization: HEADER_VALUE }, active: false };
+      const created = await landlord.post('/api/SecuritySink', body);
+      expect(created.status).toBe(201);
+      const id = created.json.id as number;
+      // A PUT that changes nothing, a 400 and a 404 write nothing.
+      expect((await landlord.put(`/api/SecuritySink/${id}`, { ...body, secret: undefined, headers: { Authorization: '****' } })).status).toBe(200);
+      expect((await landlord.put(`/api/SecuritySink/${id}`, { ...body, url: 'ftp://nowhere' })).status).toBe(400);
+      expect((await landlord.post(`/api/SecuritySink/${id}/Replay`, { fromLeafIndex: size + 1 })).status).toBe(400);
+      expect((await landlord.put('/api/SecuritySink/999999', body)).status).toBe(404);
+      expect((await changesOf(999999)).rows).toEqual([]);
+      const changed = await landlord.put(`/api/SecuritySink/${id}`, { ...body, name: 'audited-2', secret: NEW_SECRET, headers: { Authorization: NEW_HEADER_VALUE } });
+      expect(changed.status).toBe(200);
+      const replayed = await call(`${t.url}/api/SecuritySink/${id}/Replay`, 'POST', { 'x-api-key': key.apiKey }, { fromLeafIndex: 0 });
+      expect(replayed.status).toBe(200);
+      expect((await landlord.delete(`/api/SecuritySink/${id}`)).status).toBe(204);
+
+      const { rows, text } = await changesOf(id);
+      expect(rows.map((r) => [r.actionType, r.targetTable, r.targetId, r.targetName, r.failed, r.createdUser, r.credentialType])).toEqual([
+        ['SinkCreated', 'SecuritySink', id, 'audited', false, 'Administrator', 'Cookie session'],
+        ['SinkChanged', 'SecuritySink', id, 'audited-2', false, 'Administrator', 'Cookie session'],
+        ['SinkReplayed', 'SecuritySink', id, 'audited-2', false, 'Administrator', 'API key'],
+        ['SinkDeleted', 'SecuritySink', id, 'audited-2', false, 'Administrator', 'Cookie session'],
+      ]);
+      expect(rows[0].changes).toEqual({
+        active: [null, false],
+        format: [null, 'ocsf'],
+        headers: [null, { Authorization: '(secret)' }],
+        name: [null, 'audited'],
+        nextLeafIndex: [null, size],
+        secret: [null, '(secret)'],
+        type: [null, 'webhook'],
+        url: [null, 'https://siem.example/audited'],
+      });
+      expect(rows[1].changes).toEqual({ headers: [{ Authorization: '(secret)' }, { Authorization: '(secret)' }], name: ['audited', 'audited-2'], secret: ['(secret)', '(secret)'] });
+      expect(rows[2].changes).toEqual({ nextLeafIndex: [size, 0] });
+      expect(rows[3].changes).toMatchObject({ name: ['audited-2', null], secret: ['(secret)', null], headers: [{ Authorization: '(secret)' }, null], nextLeafIndex: [0, null] });
+      // The actor's credential: the cookie session's sid for the browser, the key's display identifier for the key.
+      expect(rows[0].credentialId).toMatch(/^[0-9a-f-]{36}$/);
+      expect(rows.filter((r) => r.credentialType === 'Cookie session').map((r) => r.credentialId)).toEqual([rows[0].credentialId, rows[0].credentialId, rows[0].credentialId]);
+      expect(rows[2].credentialId).toBe(key.apiKeyDisplay);
+
+      // Neither secret nor any header value, in any sink row the read serves or the table holds.
+      const every = await landlord.get('/api/AdminChange?targetTable=SecuritySink&take=1000');
+      const stored = JSON.stringify(await t.db.query(`SELECT * FROM "AdminChange" WHERE "TargetTable" = 'SecuritySink'`));
+      for (const whole of [text, every.text, stored]) {
+        for (const secret of [SECRET, NEW_SECRET, HEADER_VALUE, NEW_HEADER_VALUE, '9f1c-header', '7e2d-header', '1234-secret-token', key.apiKey]) expect(whole).not.toContain(secret);
+      }
+    });
+
+    it('records a refused write (403, not a landlord) as failed; the change and its row commit together or not at all', async () => {
+      const created = (await landlord.post('/api/SecuritySink', { name: 'guarded', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: false })).json;
+      const tenantAdmin = await signInTenantAdministrator(t, 'sink-tenant-admin', 'Tenant-Adm1n-Password!');
+      expect((await tenantAdmin.put(`/api/SecuritySink/${created.id}`, { name: 'taken', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: true })).status).toBe(403);
+      expect((await tenantAdmin.post(`/api/SecuritySink/${created.id}/Replay`, { fromLeafIndex: 0 })).status).toBe(403);
+      expect((await tenantAdmin.delete(`/api/SecuritySink/${created.id}`)).status).toBe(403);
+      expect((await tenantAdmin.post('/api/SecuritySink', { name: 'mine', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: true })).status).toBe(403);
+      const refused = (await changesOf(created.id)).rows.filter((r) => r.failed);
+      expect(refused.map((r) => [r.actionType, r.targetId, r.targetName, r.createdUser, r.changes])).toEqual([
+        ['SinkChanged', created.id, null, 'sink-tenant-admin', {}],
+        ['SinkReplayed', created.id, null, 'sink-tenant-admin', {}],
+        ['SinkDeleted', created.id, null, 'sink-tenant-admin', {}],
+      ]);
+      const creations = await landlord.get('/api/AdminChange?targetTable=SecuritySink&failed=true&actionTypeId=15&take=1000');
+      expect(creations.json.rows.map((r: any) => [r.targetId, r.createdUser])).toEqual([[null, 'sink-tenant-admin']]);
+      expect((await landlord.get(`/api/SecuritySink/${created.id}`)).json).toMatchObject({ name: 'guarded', active: false });
+
+      // An AdminChange row the database refuses takes the sink change down with it.
+      await t.db.query(`CREATE FUNCTION sink_change_refused() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+      await t.db.query(`CREATE TRIGGER sink_change_refused BEFORE INSERT ON "AdminChange" FOR EACH ROW WHEN (NEW."TargetTable" = 'SecuritySink') EXECUTE FUNCTION sink_change_refused()`);
+      try {
+        expect((await landlord.post('/api/SecuritySink', { name: 'unrecorded', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: false })).status).toBeGreaterThanOrEqual(500);
+        expect((await landlord.put(`/api/SecuritySink/${created.id}`, { name: 'renamed', type: 'syslog', url: 'syslog://127.0.0.1:1', format: 'cef', active: false })).status).toBeGreaterThanOrEqual(500);
+        expect((await landlord.delete(`/api/SecuritySink/${created.id}`)).status).toBeGreaterThanOrEqual(500);
+      } finally {
+        await t.db.query(`DROP TRIGGER sink_change_refused ON "AdminChange"`);
+        await t.db.query(`DROP FUNCTION sink_change_refused()`);
+      }
+      expect(await t.db.query(`SELECT "Name" FROM "SecuritySink" WHERE "Name" IN ('unrecorded', 'renamed')`)).toEqual([]);
+      expect((await landlord.get(`/api/SecuritySink/${created.id}`)).json).toMatchObject({ name: 'guarded' });
+      expect((await landlord.delete(`/api/SecuritySink/${created.id}`)).status).toBe(204);
+    });
+  });
+
   describe('webhook delivery', () => {
     let id: number;
     let start: number;
 
     it('Test sends one event outside the log and answers what the receiver said', async () => {
+      // What the tests above wrote is sealed first: from `start` on, the log holds this sink's own creation, then the logins below.
+      await sealAll();
       start = await treeSize();
       id = (await landlord.post('/api/SecuritySink', { name: 'hook', type: 'webhook', url: receiver.url, format: 'ocsf', secret: SECRET, headers: { Authorization: 'Bearer abc' }, active: false, startLeafIndex: start })).json.id;
       receiver.mode = 'error500';
@@ -208,8 +310,11 @@ describe('security sinks (contract 19)', () => {
         // The FIRST checkpoint covering it: none smaller is above the leaf.
         expect([...checkpoints.keys()].some((s) => s > u.leafIndex && s < u.treeSize)).toBe(false);
         expect(event.metadata.uid).toBe(`${origin}/${u.leafIndex}`);
-        expect(event.class_uid).toBe(3002);
+        // The first leaf the sink owes is its own creation (contract 18 and 19: an AdminChange, class 6003); the logins follow.
+        if (u.leafIndex === start) expect(event).toMatchObject({ class_uid: 6003, metadata: expect.objectContaining({ log_name: 'AdminChange' }) });
+        else expect(event.class_uid).toBe(3002);
       }
+      expect(events[0].unmapped.leafIndex).toBe(start);
       const failed = events.find((e) => e.status_id === 2);
       expect(failed).toMatchObject({ status_detail: 'Password did not match', severity_id: 3, user: { name: expect.stringMatching(/^sink-user/) } });
     });

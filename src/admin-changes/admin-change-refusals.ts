@@ -9,8 +9,8 @@ import { ActionTypeId, AdminChangeTargetTable } from './admin-change.types';
 /** Where the express app keeps this app's recorder for the refusal filters (set by AdminChangesModule). */
 export const RECORDER_LOCAL = 'tm:adminChangeRecorder';
 
-/** The statuses of a write refused because the caller may not make it (contract 18). */
-const REFUSED = new Set([403, 404]);
+/** The statuses of a write refused because the caller may not make it (contract 18): 403, or 404 for a target outside its tenant. */
+const REFUSED: readonly number[] = [403, 404];
 const ID = /^[1-9]\d{0,17}$/;
 
 interface RefusalSpec {
@@ -18,6 +18,8 @@ interface RefusalSpec {
   targetTable: AdminChangeTargetTable;
   /** The path parameter naming the target's id; none for a creation or a session (TargetId null). */
   idParam?: string;
+  /** The statuses recorded as refusals; a table without tenants (a sink) answers 404 only for a target that does not exist. */
+  refused: ReadonlySet<number>;
 }
 
 /**
@@ -38,7 +40,7 @@ class AdminRefusalFilter implements ExceptionFilter {
       const req = host.switchToHttp().getRequest<Request & AuthenticatedRequest>();
       const { problem } = toProblem(exception, isDatabaseUnavailable);
       const recorder = req.app?.locals?.[RECORDER_LOCAL] as AdminChangeRecorder | undefined;
-      if (REFUSED.has(problem.status) && req.principal && recorder) {
+      if (this.spec.refused.has(problem.status) && req.principal && recorder) {
         const raw = this.spec.idParam ? req.params?.[this.spec.idParam] : undefined;
         const target: AdminChangeTarget = {
           actionType: this.spec.actionType,
@@ -62,6 +64,6 @@ class AdminRefusalFilter implements ExceptionFilter {
  * Marks a write route of the registry (contract 18): its refusals are recorded as failed AdminChange
  * rows. Its successful changes are recorded by its service, in the change's transaction.
  */
-export function RecordsAdminChange(actionType: ActionTypeId, targetTable: AdminChangeTargetTable, idParam?: string) {
-  return UseFilters(new AdminRefusalFilter({ actionType, targetTable, idParam }));
+export function RecordsAdminChange(actionType: ActionTypeId, targetTable: AdminChangeTargetTable, idParam?: string, refused: readonly number[] = REFUSED) {
+  return UseFilters(new AdminRefusalFilter({ actionType, targetTable, idParam, refused: new Set(refused) }));
 }

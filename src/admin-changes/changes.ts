@@ -65,6 +65,15 @@ export function changesText(before: ChangeSide, after: ChangeSide, options: { se
   return capped(pieces);
 }
 
+/**
+ * The Changes text of pairs computed elsewhere (a sink's headers are an object of names to "(secret)",
+ * which changesText does not render): `"field":[before,after]` as JSON, keys sorted by code point, capped
+ * like every Changes text. The caller has already replaced every secret.
+ */
+export function pairsText(changes: Readonly<Record<string, readonly [unknown, unknown]>>): string {
+  return capped(Object.keys(changes).sort(byCodePoint).map((key) => `${JSON.stringify(key)}:${JSON.stringify(changes[key])}`));
+}
+
 /** `{"rows":[[table,id],…]}` of a RowsAdopted row, capped like every Changes text. */
 export function adoptedRowsText(rows: readonly (readonly [string, string])[]): string {
   const list = rows.map(([table, id]) => `[${JSON.stringify(table)},${JSON.stringify(id)}]`);

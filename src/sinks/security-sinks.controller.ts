@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Post, Put } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Post, Put, Req } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -11,9 +11,13 @@ import {
   ApiPropertyOptional,
   ApiTags,
 } from '@nestjs/swagger';
+import type { Request } from 'express';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { RegistryIdParam } from '../users/registry-id';
 import { SecuritySinks, SinkView } from './security-sinks.service';
 import { TestReply } from './sink-sender';
@@ -63,6 +67,11 @@ export class TestReplyDto implements TestReply {
 }
 
 const RULE = { permission: Permission.ReadWriteSecurityUser, landlord: true };
+/**
+ * A sink write refused (403: no permission 35, or not the landlord tenant) is a failed AdminChange
+ * (contract 18). Sinks have no tenant, so a 404 only says the sink does not exist: not a refusal.
+ */
+const Refused = (action: ActionTypeId, idParam?: string) => RecordsAdminChange(action, 'SecuritySink', idParam, [403]);
 
 /**
  * SIEM sinks (contract 19): landlord administrators only (permission 35 and the landlord tenant). Every
@@ -90,43 +99,47 @@ export class SecuritySinksController {
 
   @Post()
   @Authenticated(RULE)
+  @Refused(ActionTypeId.SinkCreated)
   @ApiBody({ type: SinkBodyDto })
   @ApiCreatedResponse({ type: SinkDto })
   @ApiBadRequestResponse({ description: 'Every bad field, named.' })
   @ApiConflictResponse({ description: 'A sink of that name exists.' })
-  create(@Body() body: unknown, @CurrentPrincipal() caller: Principal): Promise<SinkView> {
-    return this.sinks.create(body, caller);
+  create(@Body() body: unknown, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<SinkView> {
+    return this.sinks.create(body, adminActor(caller, req));
   }
 
   @Put(':id')
   @Authenticated(RULE)
+  @Refused(ActionTypeId.SinkChanged, 'id')
   @ApiBody({ type: SinkBodyDto })
   @ApiOkResponse({ type: SinkDto })
   @ApiBadRequestResponse({ description: 'Every bad field, named.' })
   @ApiNotFoundResponse({ description: 'No such sink.' })
   @ApiConflictResponse({ description: 'Another sink has that name.' })
-  update(@RegistryIdParam() id: number, @Body() body: unknown, @CurrentPrincipal() caller: Principal): Promise<SinkView> {
-    return this.sinks.update(id, body, caller);
+  update(@RegistryIdParam() id: number, @Body() body: unknown, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<SinkView> {
+    return this.sinks.update(id, body, adminActor(caller, req));
   }
 
   @Delete(':id')
   @HttpCode(204)
   @Authenticated(RULE)
+  @Refused(ActionTypeId.SinkDeleted, 'id')
   @ApiNoContentResponse({ description: 'Deleted; delivery to it stops.' })
   @ApiNotFoundResponse({ description: 'No such sink.' })
-  async remove(@RegistryIdParam() id: number, @CurrentPrincipal() caller: Principal): Promise<void> {
-    await this.sinks.remove(id, caller);
+  async remove(@RegistryIdParam() id: number, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<void> {
+    await this.sinks.remove(id, adminActor(caller, req));
   }
 
   @Post(':id/Replay')
   @HttpCode(200)
   @Authenticated(RULE)
+  @Refused(ActionTypeId.SinkReplayed, 'id')
   @ApiBody({ type: ReplayDto })
   @ApiOkResponse({ type: SinkDto, description: 'The cursor set back: leaves from fromLeafIndex are sent again, in order.' })
   @ApiBadRequestResponse({ description: 'fromLeafIndex missing, not a whole number, or above the sink\'s nextLeafIndex.' })
   @ApiNotFoundResponse({ description: 'No such sink.' })
-  replay(@RegistryIdParam() id: number, @Body() body: unknown, @CurrentPrincipal() caller: Principal): Promise<SinkView> {
-    return this.sinks.replay(id, body, caller);
+  replay(@RegistryIdParam() id: number, @Body() body: unknown, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<SinkView> {
+    return this.sinks.replay(id, body, adminActor(caller, req));
   }
 
   @Post(':id/Test')

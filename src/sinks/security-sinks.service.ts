@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import type { Principal } from '../access/principal';
+import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { Clock } from '../common/clock';
 import { badRequest, notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -9,7 +10,7 @@ import { uniqueOr409 } from '../users/registry-validation';
 import { Changes, SinkChanges, SinkSnapshot } from './sink-changes';
 import { SinkDeliverer } from './sink-deliverer.service';
 import { parseSinkInput, SinkInput } from './sink-input';
-import { MASK, SINK_ACTIONS, SINK_FORMATS, SINK_TYPES, sinkFormatName, sinkTypeName, SinkFormat, SinkType } from './sink-kinds';
+import { MASK, SINK_FORMATS, SINK_TYPES, sinkFormatName, sinkTypeName, SinkFormat, SinkType } from './sink-kinds';
 import { SinkSecretBox } from './sink-secret';
 import { senderFor, TestReply } from './sink-sender';
 import { SecuritySinkRepository, SinkRow, SinkValues } from './security-sink.repository';
@@ -50,6 +51,7 @@ export class SecuritySinks {
     private readonly transactions: Transactions,
     private readonly deliverer: SinkDeliverer,
     private readonly clock: Clock,
+    private readonly adminChanges: AdminChangeRecorder,
     @Inject(SETTINGS) settings: AppSettings,
   ) {
     this.box = new SinkSecretBox(settings.apiHmacKey);
@@ -63,22 +65,22 @@ export class SecuritySinks {
     return this.view(await this.found(id));
   }
 
-  async create(body: unknown, caller: Principal): Promise<SinkView> {
+  async create(body: unknown, actor: AdminActor): Promise<SinkView> {
     const input = checked(parseSinkInput(body, true));
     const id = await this.transactions.run(async (tx) => {
       const treeSize = await this.sinks.latestTreeSize(tx);
       const start = input.startLeafIndex ?? treeSize;
       if (start > treeSize) throw badRequest(`startLeafIndex: at most the latest checkpoint's tree size, ${treeSize}.`, [{ field: 'startLeafIndex', message: `at most ${treeSize}` }]);
       const values = this.values(input, null);
-      const id = await uniqueOr409(() => this.sinks.insert(values, start, this.clock.now(), caller.userName, tx), `A sink named "${input.name}" exists.`);
-      this.changed(tx, caller, 'SinkCreated', id, input.name, SinkChanges.describe(null, this.snapshot({ ...values, nextLeafIndex: start })));
+      const id = await uniqueOr409(() => this.sinks.insert(values, start, this.clock.now(), actor.principal.userName, tx), `A sink named "${input.name}" exists.`);
+      await this.changed(tx, actor, ActionTypeId.SinkCreated, id, input.name, SinkChanges.describe(null, this.snapshot({ ...values, nextLeafIndex: start })));
       return id;
     });
     void this.deliverer.claim();
     return this.get(id);
   }
 
-  async update(id: number, body: unknown, caller: Principal): Promise<SinkView> {
+  async update(id: number, body: unknown, actor: AdminActor): Promise<SinkView> {
     await this.transactions.run(async (tx) => {
       const before = await this.found(id, tx);
       const existingHeaders = this.headersOf(before);
@@ -86,22 +88,22 @@ export class SecuritySinks {
       const values = this.values(input, before);
       await uniqueOr409(() => this.sinks.update(id, values, tx), `A sink named "${input.name}" exists.`);
       const changes = SinkChanges.describe(this.snapshot(before), this.snapshot({ ...values, nextLeafIndex: before.nextLeafIndex }));
-      this.changed(tx, caller, 'SinkChanged', id, input.name, changes);
+      await this.changed(tx, actor, ActionTypeId.SinkChanged, id, input.name, changes);
     });
     void this.deliverer.claim();
     return this.get(id);
   }
 
-  async remove(id: number, caller: Principal): Promise<void> {
+  async remove(id: number, actor: AdminActor): Promise<void> {
     await this.transactions.run(async (tx) => {
       const before = await this.found(id, tx);
       await this.sinks.delete(id, tx);
-      this.changed(tx, caller, 'SinkDeleted', id, before.name, SinkChanges.describe(this.snapshot(before), null));
+      await this.changed(tx, actor, ActionTypeId.SinkDeleted, id, before.name, SinkChanges.describe(this.snapshot(before), null));
     });
   }
 
   /** Sets the cursor back (contract 19): a value above it is a 400, checked in the same statement that sets it. */
-  async replay(id: number, body: unknown, caller: Principal): Promise<SinkView> {
+  async replay(id: number, body: unknown, actor: AdminActor): Promise<SinkView> {
     const from = (body as { fromLeafIndex?: unknown } | null)?.fromLeafIndex;
     const extra = body && typeof body === 'object' ? Object.keys(body).filter((k) => k !== 'fromLeafIndex') : [];
     if (typeof from !== 'number' || !Number.isSafeInteger(from) || from < 0 || extra.length > 0) {
@@ -116,7 +118,7 @@ export class SecuritySinks {
       if (!result) throw notFound(`No sink has id ${id}.`);
       if ('above' in result) throw badRequest(`fromLeafIndex: at most the sink's next leaf, ${result.above}.`, [{ field: 'fromLeafIndex', message: `at most ${result.above}` }]);
       const snapshot = this.snapshot(before);
-      this.changed(tx, caller, 'SinkReplayed', id, before.name, SinkChanges.describe({ ...snapshot, nextLeafIndex: result.before }, { ...snapshot, nextLeafIndex: from }));
+      await this.changed(tx, actor, ActionTypeId.SinkReplayed, id, before.name, SinkChanges.describe({ ...snapshot, nextLeafIndex: result.before }, { ...snapshot, nextLeafIndex: from }));
     });
     return this.get(id);
   }
@@ -133,14 +135,18 @@ export class SecuritySinks {
   }
 
   /**
-   * Every sink change passes here, inside its transaction `tx` (contract 18: one AdminChange per
-   * change, ActionTypeId SINK_ACTIONS[action] 15-18, TargetTable SecuritySink, TargetId `id`,
-   * TargetName `name`, `changes` as computed by SinkChanges.describe, secrets as "(secret)"). The
-   * AdminChange recorder (issue 29) is built beside this work: its call goes here, with `tx`, so both
-   * commit or neither. Until then the change is logged at INFO (no secret is in `changes`).
+   * Every sink change passes here, inside its transaction `tx` (contract 18 and 19): its AdminChange row,
+   * ActionTypeId 15-18, TargetTable SecuritySink, TargetId `id`, TargetName `name`, Changes as
+   * SinkChanges.describe computed them (the secret and every header value as "(secret)"). Written with
+   * `tx`, so the change and its row commit together or not at all; a change that changes nothing writes none. The INFO line says the same (no secret
+   * is in `changes`) for whoever reads the service's log rather than the table.
    */
-  private changed(_tx: EntityManager, caller: Principal, action: keyof typeof SINK_ACTIONS, id: number, name: string, changes: Changes): void {
-    this.logger.log(`${action} (${SINK_ACTIONS[action]}) SecuritySink ${id} ${JSON.stringify(name)} by ${JSON.stringify(caller.userName)}: ${SinkChanges.text(changes)}`);
+  private async changed(tx: EntityManager, actor: AdminActor, action: ActionTypeId, id: number, name: string, changes: Changes): Promise<void> {
+    // Like the registry's PUT, a change that changes nothing records nothing.
+    if (Object.keys(changes).length === 0) return;
+    const text = SinkChanges.text(changes);
+    await this.adminChanges.record(tx, actor, { actionType: action, targetTable: 'SecuritySink', targetId: id, targetName: name, targetTenantRegistryId: null, changes: text });
+    this.logger.log(`${ActionTypeId[action]} (${action}) SecuritySink ${id} ${JSON.stringify(name)} by ${JSON.stringify(actor.principal.userName)}: ${text}`);
   }
 
   private async found(id: number, tx?: EntityManager): Promise<SinkRow> {

@@ -1,4 +1,4 @@
-import { SECRET } from './sink-kinds';
+import { pairsText, SECRET } from '../admin-changes/changes';
 
 /** What a sink is, as an AdminChange compares it: API names, secrets in clear (only to compare; never written out). */
 export interface SinkSnapshot {
@@ -39,9 +39,9 @@ export const SinkChanges = {
     return Object.fromEntries(Object.entries(changes).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   },
 
-  /** The text stored in AdminChange.Changes: JSON with no spaces. */
+  /** The text stored in AdminChange.Changes: JSON with no spaces, keys by code point, capped at 8192 (contract 18). */
   text(changes: Changes): string {
-    return JSON.stringify(changes);
+    return pairsText(changes);
   },
 };
 

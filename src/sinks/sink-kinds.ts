@@ -12,8 +12,3 @@ export const sinkFormatName = (id: number): SinkFormat => (id === SINK_FORMATS.c
 
 /** How a configured header value is served back (contract 19). */
 export const MASK = '****';
-/** How a secret shows in an AdminChange's Changes (contract 18). */
-export const SECRET = '(secret)';
-
-/** The AdminChange action types of contract 19 (15 to 18), for the recorder of contract 18. */
-export const SINK_ACTIONS = { SinkCreated: 15, SinkChanged: 16, SinkDeleted: 17, SinkReplayed: 18 } as const;
