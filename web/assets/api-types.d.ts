@@ -119,3 +119,24 @@ export interface SeriesAnswer {
   bucketSeconds: number;
   series: Series[];
 }
+
+/** A row of GET /api/Authentication/Passkeys and /api/UserRegistry/{id}/Passkeys (contract 20). */
+export interface Passkey {
+  id: number;
+  name: string;
+  createdDate: string;
+  lastUsedDate: string | null;
+  lastUsedDevice: string | null;
+  backupEligible: boolean;
+  backedUp: boolean;
+}
+
+/**
+ * A passkey prompt (contract 20): the answer of Passkey/Options, and the 202 of a right password when
+ * a passkey is asked for (`methods` then lists the ways to answer: passkey, and passcode where it may).
+ */
+export interface PasskeyPrompt {
+  challengeId: string;
+  options: PublicKeyCredentialRequestOptionsJSON;
+  methods?: string[];
+}

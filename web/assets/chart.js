@@ -8,7 +8,7 @@ import { formatClock, formatDate, formatMeasure, formatNumber, h, s, zoneName } 
 /** @typedef {import('./api-types.js').Series} Series */
 /** @typedef {import('./api-types.js').SeriesPoint} SeriesPoint */
 /** @typedef {import('./api-types.js').SeriesAnswer} SeriesAnswer */
-/** @typedef {import('./grids.js').ChartMeasure} ChartMeasure */
+/** @typedef {import('../../src/reads/grid-page').ChartMeasure} ChartMeasure */
 
 const HEIGHT = 150;
 const MARGIN = { top: 8, right: 10, bottom: 22, left: 58 };

@@ -1,10 +1,10 @@
-// The cells of the grid: how each kind of column (grids.d.ts ColumnType) shows its value, with
+// The cells of the grid: how each kind of column (GridColumn.type, src/reads/grid-page.ts) shows its value, with
 // data-label so a narrow screen can stack a row as "Label value".
 import { codeId, codeNote } from './codes.js';
 import { formatDate, formatMeasure, formatMicroseconds, formatNumber, h } from './dom.js';
 import { deviceCell } from './sessions.js';
 
-/** @typedef {import('./grids.js').GridColumn} GridColumn */
+/** @typedef {import('../../src/reads/grid-page').GridColumn} GridColumn */
 /** @typedef {import('./page-types.js').Child} Child */
 
 /** FailureTypeId PasswordExpired: how a forced password change is asked for, not an attack. */

@@ -4,7 +4,7 @@
 import { notice, h } from './dom.js';
 import { formatBucket, seriesChart } from './chart.js';
 
-/** @typedef {import('./grids.js').Grid} Grid */
+/** @typedef {import('../../src/reads/grid-page').GridPage} Grid */
 /** @typedef {import('./grid-state.js').GridState} GridState */
 
 /**

@@ -40,7 +40,7 @@ const chart = gridChart(grid, state, {
 const statistics = gridStatistics(grid);
 const table = gridTable(grid, {
   onSort: (column) => {
-    const key = column.sort ?? column.field;
+    const key = column.field;
     if (state.sortField === key) state.sortDirection = state.sortDirection === 'asc' ? 'desc' : 'asc';
     else {
       state.sortField = key;

@@ -2,7 +2,7 @@
 // shows the same view) and what was loaded, in one object that grid-page.js renders from. The
 // queries of the grid read and of its chart are made from it here.
 
-/** @typedef {import('./grids.js').Grid} Grid */
+/** @typedef {import('../../src/reads/grid-page').GridPage} Grid */
 /** @typedef {import('./api-types.js').ColumnStatistics} ColumnStatistics */
 /** @typedef {import('./api-types.js').SeriesAnswer} SeriesAnswer */
 

@@ -5,7 +5,7 @@ import { humanise } from './api.js';
 import { clear, formatMeasure, formatNumber, h } from './dom.js';
 import { histogram } from './histogram.js';
 
-/** @typedef {import('./grids.js').Grid} Grid */
+/** @typedef {import('../../src/reads/grid-page').GridPage} Grid */
 /** @typedef {import('./api-types.js').ColumnStatistics} ColumnStatistics */
 /** @typedef {import('./grid-state.js').GridState} GridState */
 

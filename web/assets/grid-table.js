@@ -6,8 +6,8 @@ import { cell } from './grid-cells.js';
 import { EXPORT_TAKE, PAGE_SIZE, TAKES, pageCount } from './grid-state.js';
 import { resolutionsOf } from './grid-statistics.js';
 
-/** @typedef {import('./grids.js').Grid} Grid */
-/** @typedef {import('./grids.js').GridColumn} GridColumn */
+/** @typedef {import('../../src/reads/grid-page').GridPage} Grid */
+/** @typedef {import('../../src/reads/grid-page').GridColumn} GridColumn */
 /** @typedef {import('./grid-state.js').GridState} GridState */
 
 /**
@@ -91,7 +91,7 @@ export function gridTable(grid, { onSort, onPage, onTake }) {
       'tr',
       {},
       columns.map((column) => {
-        const key = column.sort ?? column.field;
+        const key = column.field;
         const active = state.sortField === key;
         return h(
           'th',

@@ -5,8 +5,8 @@ import { api } from './api.js';
 import { field, formatNumber, h, isoToWallTime, wallTimeToIso, zoneMode, zoneName } from './dom.js';
 import { EXPORT_TAKE } from './grid-state.js';
 
-/** @typedef {import('./grids.js').Grid} Grid */
-/** @typedef {import('./grids.js').GridFilter} GridFilter */
+/** @typedef {import('../../src/reads/grid-page').GridPage} Grid */
+/** @typedef {import('../../src/reads/grid-page').GridFilter} GridFilter */
 /** @typedef {import('./grid-state.js').GridState} GridState */
 
 /**

@@ -1,4 +1,3 @@
-// @ts-nocheck -- written beside the page type check (contract 20); typed in the next commit.
 // /Account/Login: username and password (with the forced password change and the passcode step),
 // Negotiate in the background, and the message after a failed OAuth return.
 import { api, ApiError, problemLines, safeReturnUrl } from './api.js';
@@ -84,7 +83,8 @@ const form = h('form', { id: 'login-form', novalidate: true, hidden: true }, cre
 
 card.append(h('p', { class: 'muted' }, 'Sign in to continue.'), messages, form);
 
-/** @typedef {'credentials' | 'change' | 'mfa'} Stage */
+/** @typedef {'credentials' | 'change' | 'mfa' | 'passkey'} Stage */
+/** @typedef {import('./api-types.js').PasskeyPrompt} PasskeyPrompt */
 /** @typedef {{ userName: string, password: string, newPassword?: string, repeatNewPassword?: string, mfa?: string }} SignInBody */
 
 /** @type {Stage} */
@@ -94,7 +94,7 @@ let pending = null;
 /** With Negotiate, the passcode goes to ByNegotiateMfa instead. */
 let negotiateMfa = false;
 
-/** The 202 of a password sign-in that asks for a passkey (contract 20): its challenge, and whether a passcode may answer instead. */
+/** The 202 of a password sign-in that asks for a passkey (contract 20): its challenge, and whether a passcode may answer instead. @type {PasskeyPrompt | null} */
 let passkeyPrompt = null;
 
 /** @param {Stage} next */
@@ -196,16 +196,20 @@ form.addEventListener('submit', async (event) => {
 
 /** Passkey sign-in is offered (Passkeys on, and this browser can). */
 let passkeySignIn = false;
-/** The quiet autofill request waiting in the user name field; aborted before any other ceremony. */
+/** The quiet autofill request waiting in the user name field; aborted before any other ceremony. @type {AbortController | null} */
 let autofill = null;
 const passkeyButton = h('button', { type: 'button', class: 'wide', id: 'passkey-login', hidden: true }, 'Sign in with a passkey');
 
+/** @returns {Promise<PasskeyPrompt | null>} */
 async function passkeyOptions() {
   const res = await api('POST', '/api/Authentication/Passkey/Options', {}, { on401: 'throw', accept: [404, 429] });
   return res.status === 200 ? res.json : null;
 }
 
-/** Posts an assertion to ByPasskey: signed in, or the one message for every failure. */
+/**
+ * Posts an assertion to ByPasskey: signed in, or the one message for every failure.
+ * @param {string} challengeId @param {AuthenticationResponseJSON} response
+ */
 async function signInWithPasskey(challengeId, response) {
   const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId, response }, { on401: 'throw', accept: [401, 429] });
   if (res.status === 200) return done();
@@ -221,7 +225,7 @@ function rearmAutofill() {
   userName.addEventListener('focus', () => void offerAutofill(), { once: true });
 }
 
-/** Offers the user's passkeys in the user name field's autofill until one is picked (`ready`: options already fetched). */
+/** Offers the user's passkeys in the user name field's autofill until one is picked (`ready`: options already fetched). @param {PasskeyPrompt | null} [ready] */
 async function offerAutofill(ready = null) {
   if (!(await autofillSupported())) return;
   autofill?.abort();
@@ -261,8 +265,9 @@ async function secondFactorPasskey() {
   autofill = null;
   usePasskey.disabled = true;
   try {
-    const response = await getPasskey(passkeyPrompt.options);
-    const res = await api('POST', '/api/Authentication/ByUserNamePassword', { ...pending, passkey: { challengeId: passkeyPrompt.challengeId, response } }, { on401: 'throw', accept: [401, 429] });
+    // The passkey step is reached only through a 202 that sets `passkeyPrompt`.
+    const response = await getPasskey(/** @type {PasskeyPrompt} */ (passkeyPrompt).options);
+    const res = await api('POST', '/api/Authentication/ByUserNamePassword', { ...pending, passkey: { challengeId: /** @type {PasskeyPrompt} */ (passkeyPrompt).challengeId, response } }, { on401: 'throw', accept: [401, 429] });
     if (res.status === 200) return done();
     pending = null;
     passkeyPrompt = null;

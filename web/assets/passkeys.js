@@ -1,4 +1,3 @@
-// @ts-nocheck -- written beside the page type check (contract 20); typed in the next commit.
 // Passkeys (contract 20): one card listing a user's passkeys (name, created, last used with its
 // device, synced or device-bound). Used by /Account/Passkeys (the user's own: add, rename, remove)
 // and the Users page (an administrator's view of the selected user: remove).
@@ -8,9 +7,11 @@ import { clear, field, formatDate, h, notice } from './dom.js';
 import { deviceCell, freshness } from './sessions.js';
 import { cancelled, createPasskey, passkeysSupported } from './webauthn.js';
 
+/** @typedef {import('./api-types.js').Passkey} Passkey */
+
 const OWN_PATH = '/api/Authentication/Passkeys';
 
-/** Synced passkeys may be copied to the user's other devices; device-bound ones never leave theirs. */
+/** Synced passkeys may be copied to the user's other devices; device-bound ones never leave theirs. @param {Passkey} passkey */
 function kindBadge(passkey) {
   return passkey.backupEligible
     ? h('span', { class: 'badge', title: 'May be copied to the owner’s other devices (backed up: ' + (passkey.backedUp ? 'yes' : 'not yet') + ')' }, 'Synced')
@@ -20,6 +21,7 @@ function kindBadge(passkey) {
 /**
  * A card of passkeys read from `listPath`, each removed through `DELETE removePath(id)`. `own`: the
  * caller's own, with "Add a passkey" and rename. With Passkeys off (404) the card hides itself.
+ * @param {{ listPath?: string, removePath?: (id: number) => string, own?: boolean, title?: string }} [options]
  */
 export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_PATH}/${id}`, own = false, title = 'Passkeys' } = {}) {
   const messages = h('div', { class: 'messages', id: 'passkey-messages' });
@@ -27,6 +29,7 @@ export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_
   const head = h('div', { class: 'card-head' }, h('h2', {}, title));
   const card = h('section', { class: 'card', id: 'passkeys' }, head, messages, own ? addForm() : null, holder);
 
+  /** @param {'info' | 'success' | 'error'} kind @param {string | string[]} lines */
   function say(kind, lines) {
     clear(messages).append(notice(kind, lines, { testid: `passkey-${kind}` }));
   }
@@ -70,7 +73,7 @@ export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_
         await load();
       } catch (error) {
         if (cancelled(error)) say('info', 'No passkey was created.');
-        else say('error', error instanceof ApiError ? problemLines(error) : `The browser could not create the passkey: ${error?.message ?? error}`);
+        else say('error', error instanceof ApiError ? problemLines(error) : `The browser could not create the passkey: ${/** @type {{ message?: unknown } | null | undefined} */ (error)?.message ?? error}`);
       } finally {
         add.disabled = false;
       }
@@ -78,6 +81,7 @@ export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_
     return form;
   }
 
+  /** @param {Passkey} passkey @param {HTMLButtonElement} button */
   async function remove(passkey, button) {
     const ok = await confirmDialog({
       title: 'Remove this passkey?',
@@ -97,6 +101,7 @@ export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_
     }
   }
 
+  /** @param {Passkey} passkey @param {HTMLTableCellElement} cell */
   function rename(passkey, cell) {
     const input = h('input', { name: 'rename', maxlength: 64, value: passkey.name, 'aria-label': 'New name' });
     const save = h('button', { type: 'submit', class: 'primary small' }, 'Save');
@@ -119,6 +124,7 @@ export function passkeysCard({ listPath = OWN_PATH, removePath = (id) => `${OWN_
     input.focus();
   }
 
+  /** @param {Passkey[]} passkeys */
   function render(passkeys) {
     const columns = ['Name', 'Created', 'Last used', 'Kind', 'Action'];
     clear(holder).append(
