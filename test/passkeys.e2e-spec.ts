@@ -257,6 +257,8 @@ describe('passkeys over the API (contract 20)', () => {
       ['PasskeyRemoved', 'UserPasskey', key.id, null, null, 'pk-audit-plain', true, {}],
       ['PasskeyRemoved', 'UserPasskey', key.id, 'Key', tenantB, 'pk-audit-landlord', false, shown('before', keyFields)],
     ]);
+    // The 400 (malformed passkey id) wrote nothing: the landlord's one row is its removal.
+    expect(read.json.rows.filter((r: { createdUser: string }) => r.createdUser === 'pk-audit-landlord')).toHaveLength(1);
     expect(rows[5]).toMatchObject({ userRegistryId: landlordId, actionTypeId: 20, credentialType: 'Cookie session' });
     expect(rows[0]).toMatchObject({ userRegistryId: user.id, actionTypeId: 19 });
     // Never the key material: neither credential id nor public key, in any encoding, in a row or in the read.
