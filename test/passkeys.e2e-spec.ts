@@ -3,6 +3,8 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
 import { PasskeyChallenges } from '../src/passkeys/passkey-challenges';
+import { AppSettings, SETTINGS } from '../src/config/config.module';
+import { noneAttestation } from './helpers/passkeys';
 
 jest.setTimeout(180_000);
 
@@ -204,6 +206,71 @@ describe('passkeys over the API (contract 20)', () => {
     expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(204);
     expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(404);
     expect((await landlord.get(`/api/UserRegistry/${user.id}/Passkeys`)).json).toEqual([]);
+  });
+
+  it('records each registration and removal as an AdminChange (19, 20), refused administrator removals as failed rows, a 400 not at all', async () => {
+    const user = await insertUser(t, { name: 'pk-audited', password: PASSWORD, tenantName: 'Tenant B' });
+    await insertUser(t, { name: 'pk-audit-landlord', password: PASSWORD, landlord: true });
+    await insertUser(t, { name: 'pk-audit-outsider', password: PASSWORD, tenantName: 'Tenant A', permissions: [35] });
+    await insertUser(t, { name: 'pk-audit-plain', password: PASSWORD, tenantName: 'Tenant B' });
+    const origin = t.app.get<AppSettings>(SETTINGS).passkeyOrigins[0];
+    const owner = await signIn('pk-audited');
+    const register = async (name: string, flags: { backupEligible?: boolean; backedUp?: boolean }) => {
+      const options = await owner.post(`${own}/Options`, {});
+      expect(options.status).toBe(200);
+      const made = noneAttestation(options.json, origin, flags);
+      const res = await owner.post(own, { name, response: made.response });
+      expect(res.status).toBe(201);
+      return { ...made, id: res.json.id as number, aaguid: res.json.aaguid as string | null };
+    };
+    const laptop = await register('Laptop', { backupEligible: true, backedUp: true });
+    const key = await register('Key', {});
+    const [{ Id: tenantB }] = await t.db.query<{ Id: number }>(`SELECT "Id" FROM "TenantRegistry" WHERE "Name" = 'Tenant B'`);
+
+    expect((await owner.delete(`${own}/${laptop.id}`)).status).toBe(204);
+    // Refused: outside the administrator's tenant (404), no permission (403); a malformed id (400) writes nothing.
+    expect((await (await signIn('pk-audit-outsider')).delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(404);
+    expect((await (await signIn('pk-audit-plain')).delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(403);
+    const landlord = await signIn('pk-audit-landlord');
+    expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/abc`)).status).toBe(400);
+    expect((await landlord.delete(`/api/UserRegistry/${user.id}/Passkeys/${key.id}`)).status).toBe(204);
+
+    // The rows are dated by the service's clock (ahead of the database's after the tests above): read at that time.
+    const read = await landlord.get('/api/AdminChange?targetTable=UserPasskey&take=100');
+    expect(read.status).toBe(200);
+    // This test's passkeys only (the tests above removed others), oldest first.
+    const rows = read.json.rows
+      .filter((r: { targetId: number }) => r.targetId === laptop.id || r.targetId === key.id)
+      .sort((a: { id: string }, b: { id: string }) => Number(a.id) - Number(b.id));
+    const [{ Id: landlordId }] = await t.db.query<{ Id: number }>(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'pk-audit-landlord'`);
+    const shown = (side: 'before' | 'after', p: { name: string; backupEligible: boolean; backedUp: boolean; aaguid: string | null }) => {
+      const pair = (v: unknown) => (side === 'before' ? [v, null] : [null, v]);
+      return { aaguid: pair(p.aaguid), backedUp: pair(p.backedUp), backupEligible: pair(p.backupEligible), name: pair(p.name), userRegistryId: pair(user.id) };
+    };
+    const laptopFields = { name: 'Laptop', backupEligible: true, backedUp: true, aaguid: laptop.aaguid };
+    const keyFields = { name: 'Key', backupEligible: false, backedUp: false, aaguid: key.aaguid };
+    expect(rows.map((r: Record<string, unknown>) => [r.actionType, r.targetTable, r.targetId, r.targetName, r.targetTenantRegistryId, r.createdUser, r.failed, r.changes])).toEqual([
+      ['PasskeyRegistered', 'UserPasskey', laptop.id, 'Laptop', tenantB, 'pk-audited', false, shown('after', laptopFields)],
+      ['PasskeyRegistered', 'UserPasskey', key.id, 'Key', tenantB, 'pk-audited', false, shown('after', keyFields)],
+      ['PasskeyRemoved', 'UserPasskey', laptop.id, 'Laptop', tenantB, 'pk-audited', false, shown('before', laptopFields)],
+      ['PasskeyRemoved', 'UserPasskey', key.id, null, null, 'pk-audit-outsider', true, {}],
+      ['PasskeyRemoved', 'UserPasskey', key.id, null, null, 'pk-audit-plain', true, {}],
+      ['PasskeyRemoved', 'UserPasskey', key.id, 'Key', tenantB, 'pk-audit-landlord', false, shown('before', keyFields)],
+    ]);
+    // The 400 (malformed passkey id) wrote nothing: the landlord's one row is its removal.
+    expect(read.json.rows.filter((r: { createdUser: string }) => r.createdUser === 'pk-audit-landlord')).toHaveLength(1);
+    expect(rows[5]).toMatchObject({ userRegistryId: landlordId, actionTypeId: 20, credentialType: 'Cookie session' });
+    expect(rows[0]).toMatchObject({ userRegistryId: user.id, actionTypeId: 19 });
+    // Never the key material: neither credential id nor public key, in any encoding, in a row or in the read.
+    const stored = JSON.stringify(await t.db.query(`SELECT * FROM "AdminChange" WHERE "TargetTable" = 'UserPasskey'`));
+    for (const made of [laptop, key]) {
+      for (const bytes of [made.credentialId, made.publicKey]) {
+        for (const text of [bytes.toString('base64url'), bytes.toString('base64'), bytes.toString('hex')]) {
+          expect(stored).not.toContain(text);
+          expect(read.text).not.toContain(text);
+        }
+      }
+    }
   });
 
   it('asks a user with a passkey for it after the password (202); a failed passkey there is 14 on a password row', async () => {

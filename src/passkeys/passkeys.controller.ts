@@ -11,6 +11,9 @@ import {
 import type { Request } from 'express';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
+import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound } from '../common/problem';
 import { clientAddress } from '../common/request-context';
@@ -56,9 +59,9 @@ export class PasskeysController extends PasskeyRoutes {
   @ApiCreatedResponse({ type: CreatedPasskeyDto })
   @ApiBadRequestResponse({ description: 'Attestation, challenge or policy refused the passkey.' })
   @ApiForbiddenResponse({ description: '`code: "ReauthenticationRequired"`.' })
-  register(@Body() body: RegisterPasskeyDto, @CurrentPrincipal() caller: Principal): Promise<CreatedPasskeyDto> {
+  register(@Body() body: RegisterPasskeyDto, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<CreatedPasskeyDto> {
     this.on();
-    return this.passkeys.register(caller, body.name, body.response);
+    return this.passkeys.register(adminActor(caller, req), body.name, body.response);
   }
 
   @Get()
@@ -84,9 +87,9 @@ export class PasskeysController extends PasskeyRoutes {
   @Authenticated()
   @ApiNoContentResponse({ description: 'Removed; it signs nobody in any more.' })
   @ApiNotFoundResponse({ description: 'No such passkey of the caller.' })
-  async remove(@Param('id', RegistryIdPipe) id: number, @CurrentPrincipal() caller: Principal): Promise<void> {
+  async remove(@Param('id', RegistryIdPipe) id: number, @CurrentPrincipal() caller: Principal, @Req() req: Request): Promise<void> {
     this.on();
-    await this.passkeys.removeOwn(caller, id);
+    await this.passkeys.removeOwn(adminActor(caller, req), id);
   }
 }
 
@@ -111,6 +114,7 @@ export class UserPasskeysController extends PasskeyRoutes {
   }
 
   @Delete(':id/Passkeys/:passkeyId')
+  @RecordsAdminChange(ActionTypeId.PasskeyRemoved, 'UserPasskey', 'passkeyId')
   @HttpCode(204)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
   @ApiNoContentResponse({ description: 'Removed.' })
@@ -119,8 +123,9 @@ export class UserPasskeysController extends PasskeyRoutes {
     @Param('id', RegistryIdPipe) id: number,
     @Param('passkeyId', RegistryIdPipe) passkeyId: number,
     @CurrentPrincipal() caller: Principal,
+    @Req() req: Request,
   ): Promise<void> {
     this.on();
-    await this.passkeys.removeOf(caller, id, passkeyId);
+    await this.passkeys.removeOf(adminActor(caller, req), id, passkeyId);
   }
 }

@@ -1,6 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { EntityManager } from 'typeorm';
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
 import type { Principal } from '../access/principal';
+import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
+import { ChangeSide, changesText } from '../admin-changes/changes';
 import { Clock } from '../common/clock';
 import { badRequest, notFound, ProblemError } from '../common/problem';
 import { boundText } from '../common/text';
@@ -19,8 +23,8 @@ export const REAUTHENTICATION_WINDOW_MS = 5 * 60_000;
 /**
  * A user's passkeys (contract 20): registration (after a recent sign-in, the challenge bound to the
  * session), the list, rename and removal, for the user themself and for administrators within their
- * tenant scope. Registration and removal each run in one transaction, where their AdminChange row
- * (contract 18, ActionTypeId 19 / 20, TargetTable UserPasskey) is one more call.
+ * tenant scope. Registration and removal each run in one transaction with their AdminChange row
+ * (contract 18, ActionTypeId 19 / 20, TargetTable UserPasskey): both commit or neither does.
  */
 @Injectable()
 export class Passkeys {
@@ -31,6 +35,7 @@ export class Passkeys {
     private readonly targets: TargetUsers,
     private readonly transactions: Transactions,
     private readonly clock: Clock,
+    private readonly adminChanges: AdminChangeRecorder,
   ) {}
 
   /** Creation options for the caller, the challenge bound to the caller's session. */
@@ -41,14 +46,15 @@ export class Passkeys {
   }
 
   /** Registers the passkey the browser created under this session's challenge. */
-  async register(caller: Principal, name: string, response: unknown): Promise<CreatedPasskeyDto> {
+  async register(actor: AdminActor, name: string, response: unknown): Promise<CreatedPasskeyDto> {
+    const caller = actor.principal;
     const sessionId = this.requireRecentSignIn(caller);
     const cleanName = passkeyName(name);
     const challenge = await this.challenges.consume(sessionId, ChallengePurpose.Registration);
     const verified = await this.ceremonies.verifyRegistration(response, challenge);
-    const created = await this.transactions.run(async (tx) => {
+    const created = await this.transactions.runChange(async (tx) => {
       const row = await this.passkeys.create({ ...verified, userRegistryId: caller.userRegistryId, name: cleanName, createdDate: this.clock.now() }, tx);
-      // AdminChange (contract 18): ActionTypeId 19 PasskeyRegistered, TargetTable UserPasskey, recorded here in tx.
+      if (row) await this.record(tx, actor, ActionTypeId.PasskeyRegistered, row, caller.tenantRegistryId, null, changed(row));
       return row;
     });
     if (!created) {
@@ -74,8 +80,9 @@ export class Passkeys {
     return toDto(renamed);
   }
 
-  async removeOwn(caller: Principal, id: number): Promise<void> {
-    await this.remove(caller.userRegistryId, id);
+  async removeOwn(actor: AdminActor, id: number): Promise<void> {
+    const { principal } = actor;
+    await this.remove(actor, { id: principal.userRegistryId, tenantRegistryId: principal.tenantRegistryId }, id);
   }
 
   /** An administrator's view of a user's passkeys (permission 35, tenant scope of contract 6). */
@@ -84,18 +91,38 @@ export class Passkeys {
     return (await this.passkeys.listActive(target.id)).map(toDto);
   }
 
-  async removeOf(caller: Principal, userRegistryId: number, id: number): Promise<void> {
-    const target = await this.targets.find(caller, userRegistryId);
-    await this.remove(target.id, id);
+  async removeOf(actor: AdminActor, userRegistryId: number, id: number): Promise<void> {
+    const target = await this.targets.find(actor.principal, userRegistryId);
+    await this.remove(actor, target, id);
   }
 
-  private async remove(userRegistryId: number, id: number): Promise<void> {
-    const removed = await this.transactions.run(async (tx) => {
-      const done = await this.passkeys.remove(userRegistryId, id, this.clock.now(), tx);
-      // AdminChange (contract 18): ActionTypeId 20 PasskeyRemoved, TargetTable UserPasskey, recorded here in tx when done.
-      return done;
+  private async remove(actor: AdminActor, owner: { id: number; tenantRegistryId: number }, id: number): Promise<void> {
+    const removed = await this.transactions.runChange(async (tx) => {
+      const row = await this.passkeys.remove(owner.id, id, this.clock.now(), tx);
+      if (row) await this.record(tx, actor, ActionTypeId.PasskeyRemoved, row, owner.tenantRegistryId, changed(row), null);
+      return row;
     });
     if (!removed) throw notFound();
+  }
+
+  /** The AdminChange row of a registration or removal (contract 18, 20), in its transaction. */
+  private async record(
+    tx: EntityManager,
+    actor: AdminActor,
+    actionType: ActionTypeId,
+    passkey: Pick<UserPasskey, 'id' | 'name'>,
+    ownerTenantRegistryId: number,
+    before: ChangeSide,
+    after: ChangeSide,
+  ): Promise<void> {
+    await this.adminChanges.record(tx, actor, {
+      actionType,
+      targetTable: 'UserPasskey',
+      targetId: passkey.id,
+      targetName: passkey.name,
+      targetTenantRegistryId: ownerTenantRegistryId,
+      changes: changesText(before, after),
+    });
   }
 
   /**
@@ -120,6 +147,14 @@ function passkeyName(name: string): string {
     throw badRequest('The name is not valid.', [{ field: 'name', message: 'name must be 1 to 64 characters (control characters are removed).' }]);
   }
   return clean;
+}
+
+/**
+ * What a passkey's AdminChange row shows of it: what its owner sees in the list, never its key
+ * material (public key, credential id) nor its counter.
+ */
+function changed(row: Pick<UserPasskey, 'userRegistryId' | 'name' | 'backupEligible' | 'backedUp' | 'aaguid'>): ChangeSide {
+  return { userRegistryId: row.userRegistryId, name: row.name, backupEligible: row.backupEligible, backedUp: row.backedUp, aaguid: row.aaguid };
 }
 
 function toDto(row: UserPasskey): PasskeyDto {

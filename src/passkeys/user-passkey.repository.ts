@@ -24,8 +24,11 @@ export type NewPasskey = Pick<
   'userRegistryId' | 'credentialId' | 'publicKey' | 'signCount' | 'transports' | 'aaguid' | 'backupEligible' | 'backedUp' | 'name' | 'createdDate'
 >;
 
+/** What a removal answers of the passkey it removed. */
+export type RemovedPasskey = Pick<UserPasskey, 'id' | 'userRegistryId' | 'name' | 'backupEligible' | 'backedUp' | 'aaguid'>;
+
 const LISTED = {
-  id: true, name: true, createdDate: true, lastUsedDate: true, lastUsedUserAgent: true, backupEligible: true, backedUp: true, aaguid: true,
+  id: true, userRegistryId: true, name: true, createdDate: true, lastUsedDate: true, lastUsedUserAgent: true, backupEligible: true, backedUp: true, aaguid: true,
 } as const;
 
 /** Every statement on UserPasskey. Removed passkeys are soft-deleted and never answer again. */
@@ -88,10 +91,21 @@ export class UserPasskeyRepository {
     return this.repository.findOne({ select: LISTED, where: { id, userRegistryId, deleted: false } });
   }
 
-  /** Removes one active passkey of the user; false when there was none such. */
-  async remove(userRegistryId: number, id: number, now: Date, tx: EntityManager): Promise<boolean> {
-    const { affected } = await this.on(tx).update({ id, userRegistryId, deleted: false }, { deleted: true, deletedDate: now });
-    return (affected ?? 0) > 0;
+  /**
+   * Removes one active passkey of the user in one statement, answering what it was (for its
+   * AdminChange row); null when there was none such.
+   */
+  async remove(userRegistryId: number, id: number, now: Date, tx: EntityManager): Promise<RemovedPasskey | null> {
+    // One statement answering the row it changed (UPDATE … RETURNING has no repository form).
+    const [rows] = (await tx.query(
+      `UPDATE "UserPasskey" SET "Deleted" = true, "DeletedDate" = $3
+        WHERE "Id" = $1 AND "UserRegistryId" = $2 AND NOT "Deleted"
+        RETURNING "Id" AS id, "UserRegistryId" AS "userRegistryId", "Name" AS name, "BackupEligible" AS "backupEligible",
+                  "BackedUp" AS "backedUp", "Aaguid" AS aaguid`,
+      [id, userRegistryId, now],
+    )) as [RemovedPasskey[], number];
+    const [row] = rows;
+    return row ?? null;
   }
 
   /**

@@ -1,3 +1,5 @@
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { isoCBOR } from '@simplewebauthn/server/helpers';
 import type { CDPSession, Page } from 'playwright-core';
 import { startTestApp, StartOptions, TestApp } from './app';
 import { freePort } from './free-port';
@@ -101,4 +103,61 @@ export class VirtualAuthenticator {
   async remove(): Promise<void> {
     await this.cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId: this.id });
   }
+}
+
+/**
+ * What an authenticator answers to creation options without a browser: a fresh P-256 key, a
+ * credential id of 32 random bytes, "none" attestation, user present and verified, the backup flags
+ * as asked. Encoded with the WebAuthn library's own CBOR (no hand-written CBOR), so a registration
+ * through the API alone is a genuine one the service verifies like any other.
+ */
+export function noneAttestation(
+  options: { challenge: string; rp: { id?: string } },
+  origin: string,
+  flags: { backupEligible?: boolean; backedUp?: boolean } = {},
+): { credentialId: Buffer; publicKey: Buffer; response: Record<string, unknown> } {
+  const credentialId = randomBytes(32);
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
+  const cose = new Map<number, number | Uint8Array>([
+    [1, 2],
+    [3, -7],
+    [-1, 1],
+    [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
+    [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
+  ]);
+  const publicKey = Buffer.from(isoCBOR.encode(cose));
+  // UP | UV | AT, plus BE and BS when asked.
+  const flagByte = 0x01 | 0x04 | 0x40 | (flags.backupEligible ? 0x08 : 0) | (flags.backedUp ? 0x10 : 0);
+  const length = Buffer.alloc(2);
+  length.writeUInt16BE(credentialId.length);
+  const authData = Buffer.concat([
+    createHash('sha256').update(options.rp.id ?? 'localhost').digest(),
+    Buffer.from([flagByte]),
+    Buffer.alloc(4),
+    Buffer.alloc(16),
+    length,
+    credentialId,
+    publicKey,
+  ]);
+  const attestationObject = isoCBOR.encode(new Map<string, string | Map<string, string> | Uint8Array>([
+    ['fmt', 'none'],
+    ['attStmt', new Map<string, string>()],
+    ['authData', new Uint8Array(authData)],
+  ]));
+  const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.create', challenge: options.challenge, origin, crossOrigin: false }));
+  return {
+    credentialId,
+    publicKey,
+    response: {
+      id: credentialId.toString('base64url'),
+      rawId: credentialId.toString('base64url'),
+      type: 'public-key',
+      clientExtensionResults: {},
+      response: {
+        clientDataJSON: clientDataJSON.toString('base64url'),
+        attestationObject: Buffer.from(attestationObject).toString('base64url'),
+        transports: ['internal'],
+      },
+    },
+  };
 }
