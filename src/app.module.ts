@@ -4,6 +4,7 @@ import { AdminChangesModule } from './admin-changes/admin-changes.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
 import { AuditModule } from './audit/audit.module';
 import { AuditLogModule } from './audit-log/audit-log.module';
+import { AuditOutsideModule } from './audit-outside/audit-outside.module';
 import { GuardModule } from './guard/guard.module';
 import { BusModule } from './bus/bus.module';
 import { Clock } from './common/clock';
@@ -34,6 +35,7 @@ export class AppModule {
         BusModule,
         AuditModule,
         AuditLogModule,
+        AuditOutsideModule,
         GuardModule,
         AdminChangesModule,
         ApiKeysModule,

@@ -1,4 +1,4 @@
-import { AuditOutside } from '../src/audit-log/audit-outside.service';
+import { AuditOutside } from '../src/audit-outside/audit-outside.service';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { run } from '../src/audit-log/verify/main';
 import { startTestApp, TestApp } from './helpers/app';

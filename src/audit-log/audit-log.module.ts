@@ -5,10 +5,6 @@ import { AuditLeafRepository } from './audit-leaf.repository';
 import { AUDIT_LOG_ENTITIES } from './audit-log.entities';
 import { AuditLogController } from './audit-log.controller';
 import { AuditLogService } from './audit-log.service';
-import { AuditOutsideController } from './audit-outside.controller';
-import { AuditOutsideRepository } from './audit-outside.repository';
-import { AuditOutsideScheduler } from './audit-outside.scheduler';
-import { AuditOutside } from './audit-outside.service';
 import { AuditPendingRepository } from './audit-pending.repository';
 import { AuditRetentionRunRepository } from './audit-retention-run.repository';
 import { AuditSealScheduler } from './audit-seal.scheduler';
@@ -24,7 +20,7 @@ import { AuditedRowsRepository } from './audited-rows.repository';
  */
 @Module({
   imports: [TypeOrmModule.forFeature(AUDIT_LOG_ENTITIES)],
-  controllers: [AuditLogController, AuditOutsideController],
+  controllers: [AuditLogController],
   providers: [
     AuditLeafRepository,
     AuditCheckpointRepository,
@@ -36,9 +32,6 @@ import { AuditedRowsRepository } from './audited-rows.repository';
     AuditSealer,
     AuditSealScheduler,
     AuditLogService,
-    AuditOutsideRepository,
-    AuditOutside,
-    AuditOutsideScheduler,
   ],
   exports: [AuditSealer, AuditLeafRepository, AuditCheckpointRepository, AuditedRowsRepository, AuditSigner],
 })

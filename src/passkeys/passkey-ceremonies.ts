@@ -14,6 +14,7 @@ import { badRequest } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { CHALLENGE_LIFETIME_MS } from './passkey-challenges';
 import { NewPasskey, PasskeyCredential, UserPasskeyRepository } from './user-passkey.repository';
+import { messageOf } from '../common/errors';
 
 /** What the browser reported, as far as it names a credential. */
 type AnyResponse = { id?: unknown } | null | undefined;
@@ -155,7 +156,3 @@ function transportsOf(stored: string | null): AuthenticatorTransportLike[] | und
 }
 
 type AuthenticatorTransportLike = 'ble' | 'cable' | 'hybrid' | 'internal' | 'nfc' | 'smart-card' | 'usb';
-
-function messageOf(error: unknown): string {
-  return String((error as { message?: unknown } | null)?.message ?? error);
-}

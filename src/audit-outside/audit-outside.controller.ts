@@ -8,7 +8,7 @@ import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
 import { OutsideRow } from './audit-outside.repository';
 import { AuditOutside } from './audit-outside.service';
-import { AUDIT_TABLES } from './canonical';
+import { AUDIT_TABLES } from '../audit-log/canonical';
 
 export class OutsideRowDto implements OutsideRow {
   @ApiProperty({ enum: AUDIT_TABLES }) table!: OutsideRow['table'];

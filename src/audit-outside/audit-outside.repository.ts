@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AUDIT_TABLES, AuditTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
-import { canonicalSql } from './audited-rows.repository';
+import { AUDIT_TABLES, AuditTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
+import { canonicalSql } from '../audit-log/audited-rows.repository';
 
 /** How long a committed row may wait to be sealed before it counts as outside the log (contract 18). */
 export const OUTSIDE_WAIT_SECONDS = 60;

@@ -5,8 +5,8 @@ import { adoptedRowsText } from '../admin-changes/changes';
 import { badRequest } from '../common/problem';
 import { Transactions } from '../database/transactions';
 import { AuditOutsideRepository, OUTSIDE_PAGE, OutsideRow } from './audit-outside.repository';
-import { AuditSealer } from './audit-sealer.service';
-import { AUDIT_TABLES, isAuditTable } from './canonical';
+import { AuditSealer } from '../audit-log/audit-sealer.service';
+import { AUDIT_TABLES, isAuditTable } from '../audit-log/canonical';
 
 const ID = /^[1-9]\d{0,17}$/;
 
