@@ -94,7 +94,7 @@ describe('API behind the administration pages', () => {
         ['failed=yes', 'failed', 'failed must be true or false.'],
         ['failed=1', 'failed', 'failed must be true or false.'],
         ['failureTypeId=abc', 'failureTypeId', 'failureTypeId must be a whole number.'],
-        ['failureTypeId=99', 'failureTypeId', /^failureTypeId must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12\.$/],
+        ['failureTypeId=99', 'failureTypeId', /^failureTypeId must be one of 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15\.$/],
         ['failureTypeId=0', 'failureTypeId', /^failureTypeId must be one of/],
         ['failureTypeId=5&failureTypeId=6', 'failureTypeId', 'failureTypeId must be given once.'],
       ] as const) {
