@@ -5,7 +5,7 @@
  */
 
 /** How a column's cells are drawn (grid-cells.js). */
-export type ColumnType = 'date' | 'text' | 'number' | 'guid' | 'outcome' | 'failureReason' | 'model' | 'tags' | 'agent' | 'sessionStart' | 'sessionLength';
+export type ColumnType = 'date' | 'text' | 'number' | 'guid' | 'outcome' | 'failureReason' | 'model' | 'tags' | 'agent' | 'sessionStart' | 'sessionLength' | 'changes';
 
 export interface GridColumn {
   field: string;
@@ -23,6 +23,8 @@ export interface GridColumn {
   wide?: boolean;
   /** A field shown under the value. */
   sub?: string;
+  /** Not offered as a sort (a JSON object the database cannot order). */
+  unsorted?: boolean;
 }
 
 export interface GridFilter {
@@ -33,6 +35,8 @@ export interface GridFilter {
   options?: [string | number, string][];
   /** Choices read from the server ('models'). */
   lookup?: 'models';
+  /** Typed in rather than chosen ('integer': an id). */
+  input?: 'integer';
 }
 
 /** What the chart can draw: the Series route's column and the point fields drawn as lines. */
