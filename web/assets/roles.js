@@ -7,7 +7,7 @@ import { codeNote } from './codes.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
-import { act, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
+import { act, historyLink, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
 
 /** @typedef {import('./api-types.js').Role} Role */
 /** @typedef {import('./api-types.js').Tenant} Tenant */
@@ -165,6 +165,7 @@ function showForm(role, { message, focus = false } = {}) {
     h('fieldset', { class: 'permission-list' }, h('legend', {}, 'Permissions'), boxes.length ? boxes : h('p', { class: 'muted' }, 'No permissions are defined.')),
     h('label', { class: 'check' }, active, ' Active (an inactive role grants nothing)'),
     h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: cancel }, 'Cancel')),
+    role ? h('ul', { class: 'links spaced', id: 'role-links' }, h('li', {}, historyLink('RoleRegistry', role.id, role.name))) : null,
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
