@@ -23,7 +23,7 @@ export const ADMIN_CHANGE_GRID_PAGE: Omit<GridPage, 'api' | 'statistics'> = {
     textColumn('targetTable', 'Target table', { optional: true }),
     textColumn('targetName', 'Target', { sub: 'targetTable' }),
     { field: 'failed', label: 'Result', type: 'outcome' },
-    { field: 'changes', label: 'Changes (before → after)', type: 'changes', unsorted: true },
+    { field: 'changes', label: 'Changes', type: 'changes', unsorted: true },
     codeColumn('credentialType', 'Credential', 'credentialTypes', { optional: true }),
     textColumn('remoteIp', 'Remote address'),
     textColumn('localIp', 'Local address', { optional: true }),
