@@ -111,7 +111,7 @@ describe('administration pages in a browser', () => {
     await page.waitForURL(`${t.url}/Administration/Security/Users`);
     await ready(page);
     const nav = await page.locator('#nav a').allInnerTexts();
-    expect(nav).toEqual(['Home', 'Users', 'User Login', 'User Logout', 'Sessions', 'Passkeys', 'Change password', 'API explorer', 'Sign out']);
+    expect(nav).toEqual(['Home', 'Users', 'User Login', 'User Logout', 'Admin Changes', 'Sessions', 'Passkeys', 'Change password', 'API explorer', 'Sign out']);
     expect(await page.locator('#users tr[data-user]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-user')))).toEqual(['nora']);
     // The only role she may give is her own tenant's, and none stronger than hers.
     await page.click('#new-user');

@@ -222,8 +222,8 @@ describe('every page at desktop and phone width', () => {
     await page.goto(`${t.url}/`);
     await page.locator('body[data-ready="true"]').waitFor();
     const links = await checkPhoneMenu(page);
-    expect(links).toBe('Home|Roles|Users|User Login|User Logout|Sessions|Passkeys|Change password|API explorer|Sign out');
-    const tenantPages = new Set(['/', '/Account/ChangePassword', '/Account/Logout', '/Account/Passkeys', '/Account/Sessions', '/Administration/Security/Roles', '/Administration/Security/Users', '/Administration/Security/UserLogin', '/Administration/Security/UserLogout']);
+    expect(links).toBe('Home|Roles|Users|User Login|User Logout|Admin Changes|Sessions|Passkeys|Change password|API explorer|Sign out');
+    const tenantPages = new Set(['/', '/Account/ChangePassword', '/Account/Logout', '/Account/Passkeys', '/Account/Sessions', '/Administration/Security/Roles', '/Administration/Security/Users', '/Administration/Security/UserLogin', '/Administration/Security/UserLogout', '/Administration/Security/AdminChanges']);
     await walk('tenant', context, page, (path) => tenantPages.has(path));
   }, WALK_TIMEOUT_MS);
 

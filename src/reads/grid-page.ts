@@ -8,7 +8,8 @@
 /**
  * Column kinds: date, text, agent (a User-Agent shown as the device it names), number (with
  * `unit: 'µs'` for durations shown in ms/s/min), guid (a short form with the full value on hover),
- * model (a model's name with its GUID under it), tags, outcome, and the audit grids' own kinds.
+ * model (a model's name with its GUID under it), tags, outcome, changes (a `{"field": [before, after]}`
+ * object as a before/after table), and the audit grids' own kinds.
  * `optional` columns start hidden; `wide` text is cut to one line with the full text on hover; `sub`
  * names a row member shown under the value; `codes` names the server code table a shown name is from.
  */
@@ -21,11 +22,14 @@ export interface GridColumn {
   wide?: boolean;
   sub?: string;
   codes?: string;
+  /** Not offered as a sort: a value the database cannot order (a JSON object). */
+  unsorted?: boolean;
 }
 
 /**
  * A toolbar filter of one of the read's filter parameters: its choices are a server code table
- * (`codes`), fixed `options`, or looked up by the page (`lookup: 'models'`, named by the Series route).
+ * (`codes`), fixed `options`, or looked up by the page (`lookup: 'models'`, named by the Series route);
+ * `input: 'integer'` is typed in instead (an id, such as the item a history link names).
  */
 export interface GridFilter {
   param: string;
@@ -34,6 +38,7 @@ export interface GridFilter {
   codes?: string;
   options?: [string | number, string][];
   lookup?: 'models';
+  input?: 'integer';
 }
 
 /**

@@ -31,7 +31,7 @@ describe('the page tables served to the pages (decision 0028)', () => {
   it('order the menu by section, then by place', () => {
     expect(menu().map((g) => [g.section, g.items.map((i) => i.label)])).toEqual([
       [null, ['Home']],
-      ['Security', ['Tenants', 'Roles', 'Users', 'User Login', 'User Logout', 'Audit integrity', 'Sinks']],
+      ['Security', ['Tenants', 'Roles', 'Users', 'User Login', 'User Logout', 'Admin Changes', 'Audit integrity', 'Sinks']],
       [
         'Performance',
         [

@@ -1,24 +1,18 @@
+import { ADMIN_CHANGE_GRID_PAGE } from '../admin-changes/admin-change-grid-page';
+import { ADMIN_CHANGE_TABLE } from '../admin-changes/admin-change.table';
 import { AUDIT_GRID_PAGES } from '../audit/audit-grid-pages';
 import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from '../audit/audit.tables';
 import { ChartMeasure, GridPage, gridPageDrift } from '../reads/grid-page';
 import type { ReadTable } from '../reads/read-table';
 import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
-import { MENU_LINKS, MENU_SECTIONS, PageAccess, PAGES } from './pages';
+import { MENU_LINKS, MENU_SECTIONS, MenuGroup, PAGES } from './pages';
 
 /** The name of the generated module under /assets (see WebAssets). */
 export const PAGE_TABLES_ASSET = 'page-tables.js';
 
-/** One item of the menu: the page, its label, and who may open it (the page's own access rule). */
-export interface MenuItem {
-  path: string;
-  label: string;
-  access: PageAccess;
-}
-
-export interface MenuGroup {
-  section: string | null;
-  items: MenuItem[];
-}
+// The menu's types live with the pages (pages.ts), so the pages' type check (web/tsconfig.json) reads
+// them without the server modules the grid pages import here.
+export type { MenuGroup, MenuItem } from './pages';
 
 /**
  * The grid page of a read: its route and statistics are the read's; the chart, if any, draws one line
@@ -52,6 +46,7 @@ export function gridPages(): Record<string, GridPage> {
   return {
     UserLogin: gridPageOf(USER_LOGIN_TABLE, AUDIT_GRID_PAGES.UserLogin),
     UserLogout: gridPageOf(USER_LOGOUT_TABLE, AUDIT_GRID_PAGES.UserLogout),
+    AdminChange: gridPageOf(ADMIN_CHANGE_TABLE, ADMIN_CHANGE_GRID_PAGE),
     ...Object.fromEntries(TELEMETRY_TABLES.map(({ read, page }) => [read.table, gridPageOf(read, page.grid)])),
   };
 }

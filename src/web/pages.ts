@@ -22,6 +22,19 @@ export interface PageDefinition {
 export const MENU_SECTIONS = [null, 'Security', 'Performance', 'Logs', 'Account'] as const;
 export type MenuPlace = { section: (typeof MENU_SECTIONS)[number]; place: number };
 
+/** One item of the menu: the page, its label, and who may open it (the page's own access rule). */
+export interface MenuItem {
+  path: string;
+  label: string;
+  access: PageAccess;
+}
+
+/** One section of the menu (web/page-tables.ts menu()). */
+export interface MenuGroup {
+  section: string | null;
+  items: MenuItem[];
+}
+
 const SECURITY_USER = { permission: Permission.ReadWriteSecurityUser };
 const SECURITY_ROLE = { permission: Permission.ReadWriteSecurityRole };
 
@@ -53,8 +66,10 @@ export const PAGES: readonly PageDefinition[] = [
   { path: '/Administration/Security/UserLogin', title: 'User Login', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogin', menu: { section: 'Security', place: 4 } },
   { path: '/Administration/Security/UserLogout', title: 'User Logout', script: 'grid-page.js', access: SECURITY_USER, grid: 'UserLogout', menu: { section: 'Security', place: 5 } },
   // Landlord administrators (a landlord holds permission 35): the log covers every tenant (contract 15).
-  { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord', menu: { section: 'Security', place: 6 } },
-  { path: '/Administration/Security/Sinks', title: 'Sinks', script: 'sinks.js', access: 'landlord', menu: { section: 'Security', place: 7 } },
+  // Permission 35 as the read's; a tenant administrator's rows are scoped to its tenant by the API (contract 18).
+  { path: '/Administration/Security/AdminChanges', title: 'Admin Changes', script: 'grid-page.js', access: SECURITY_USER, grid: 'AdminChange', menu: { section: 'Security', place: 6 } },
+  { path: '/Administration/Security/AuditIntegrity', title: 'Audit integrity', script: 'audit-integrity.js', access: 'landlord', menu: { section: 'Security', place: 7 } },
+  { path: '/Administration/Security/Sinks', title: 'Sinks', script: 'sinks.js', access: 'landlord', menu: { section: 'Security', place: 8 } },
   ...TELEMETRY_PAGES,
 ];
 

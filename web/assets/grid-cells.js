@@ -80,6 +80,8 @@ export function cell(column, row, resolutions) {
       const pairs = value && typeof value === 'object' ? Object.entries(value) : [];
       return td({ class: 'tags' }, pairs.length === 0 ? '' : pairs.map(([k, v]) => h('div', {}, `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)));
     }
+    case 'changes':
+      return td({ class: 'changes-cell' }, changesTable(value));
     case 'agent':
       return td({ class: 'agent-cell' }, empty ? '' : deviceCell(String(value)));
     case 'sessionStart':
@@ -98,6 +100,37 @@ export function cell(column, row, resolutions) {
       return td({}, softBreaks(text), column.sub && row[column.sub] ? h('span', { class: 'cell-note' }, String(row[column.sub])) : null);
     }
   }
+}
+
+/**
+ * An AdminChange's `changes` (contract 18: `{"field": [before, after], …}`, a creation with null
+ * before, a deletion with null after) as a small table, each field's before and after side by side.
+ * A member that is not a [before, after] pair (the `"…": "truncated"` mark of a text cut at its
+ * limit) spans both sides; anything but an object is shown as its JSON text.
+ * @param {unknown} value
+ * @returns {Child}
+ */
+export function changesTable(value) {
+  if (value === null || value === undefined || value === '') return h('span', { class: 'muted' }, '—');
+  if (typeof value !== 'object' || Array.isArray(value)) return h('div', { class: 'clip' }, JSON.stringify(value));
+  const entries = Object.entries(/** @type {Record<string, unknown>} */ (value));
+  if (entries.length === 0) return h('span', { class: 'muted' }, 'No field changed');
+  /** @param {unknown} side */
+  const shown = (side) => (side === null || side === undefined ? h('td', { class: 'absent', title: 'none' }, '—') : h('td', {}, typeof side === 'string' ? side : JSON.stringify(side)));
+  return h(
+    'table',
+    { class: 'changes' },
+    h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Field'), h('th', { scope: 'col' }, 'Before'), h('th', { scope: 'col' }, 'After'))),
+    h(
+      'tbody',
+      {},
+      entries.map(([field, pair]) =>
+        Array.isArray(pair) && pair.length === 2
+          ? h('tr', { 'data-field': field }, h('th', { scope: 'row' }, field), shown(pair[0]), shown(pair[1]))
+          : h('tr', { 'data-field': field }, h('th', { scope: 'row' }, field), h('td', { colspan: 2 }, typeof pair === 'string' ? pair : JSON.stringify(pair))),
+      ),
+    ),
+  );
 }
 
 /**

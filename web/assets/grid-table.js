@@ -91,6 +91,8 @@ export function gridTable(grid, { onSort, onPage, onTake }) {
       'tr',
       {},
       columns.map((column) => {
+        // A column the database cannot order (a JSON object) has a plain heading.
+        if (column.unsorted) return h('th', { scope: 'col' }, column.label);
         const key = column.field;
         const active = state.sortField === key;
         return h(

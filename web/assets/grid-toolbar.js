@@ -1,5 +1,5 @@
 // The grid's toolbar: From and To (wall time in the zone the reader chose, see dom.js), the search,
-// the filters (a server code table's choices, or the models read from the server), Apply, Reset and
+// the filters (a server code table's choices, the models read from the server, or an id typed in), Apply, Reset and
 // Export CSV, with the hint on the default window under it.
 import { api } from './api.js';
 import { field, formatNumber, h, isoToWallTime, wallTimeToIso, zoneMode, zoneName } from './dom.js';
@@ -24,14 +24,18 @@ export function gridToolbar(grid, gridName, state, { onApply, onReset }) {
   const searchInput = grid.search
     ? h('input', { type: 'search', name: 'search', value: state.search, placeholder: grid.search, maxlength: 256, size: grid.search.length + 4 })
     : null;
+  /** @type {(HTMLSelectElement | HTMLInputElement)[]} */
   const filterSelects = filters.map((f) =>
-    h(
-      'select',
-      // data-codes: the server code table its choices come from (checked by test/web-code-tables).
-      { name: f.param, 'data-codes': f.codes ?? null },
-      h('option', { value: '' }, f.all ?? 'All'),
-      (f.options ?? []).map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
-    ),
+    f.input === 'integer'
+      ? // An id typed in (the item a history link names); the API refuses what is not an integer.
+        h('input', { type: 'text', inputmode: 'numeric', pattern: '[0-9]*', name: f.param, value: state.filters[f.param] ?? '', placeholder: f.all ?? '', maxlength: 10, size: 8 })
+      : h(
+        'select',
+        // data-codes: the server code table its choices come from (checked by test/web-code-tables).
+        { name: f.param, 'data-codes': f.codes ?? null },
+        h('option', { value: '' }, f.all ?? 'All'),
+        (f.options ?? []).map(([value, name]) => h('option', { value: String(value), selected: String(value) === state.filters[f.param] }, name)),
+      ),
   );
   const exportLink = h('a', { class: 'button', id: 'export-csv', download: `${gridName}.csv`, title: `Every matching row (up to ${formatNumber(EXPORT_TAKE)}), in the order shown` }, 'Export CSV');
   const element = h(
@@ -81,14 +85,14 @@ export function gridToolbar(grid, gridName, state, { onApply, onReset }) {
     hint,
     /** Fills the filters whose choices come from the server. */
     async fillLookups() {
-      await Promise.all(filters.map((f, i) => (f.lookup === 'models' ? fillLookup(f, filterSelects[i]) : undefined)));
+      await Promise.all(filters.map((f, i) => (f.lookup === 'models' ? fillLookup(f, /** @type {HTMLSelectElement} */ (filterSelects[i])) : undefined)));
     },
     /** Reads the fields into the state. @param {GridState} into */
     read(into) {
       into.from = wallTimeToIso(fromInput.value);
       into.to = wallTimeToIso(toInput.value);
       into.search = searchInput?.value.trim() ?? '';
-      filters.forEach((f, i) => (into.filters[f.param] = filterSelects[i].value));
+      filters.forEach((f, i) => (into.filters[f.param] = filterSelects[i].value.trim()));
     },
     /** Empties every field. */
     clear() {

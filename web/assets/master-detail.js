@@ -115,3 +115,21 @@ export async function act(button, messages, action, { success, focusError = fals
     button.disabled = false;
   }
 }
+
+/**
+ * The start of every history link's window: before any administrative change was recorded, so the
+ * AdminChanges grid shows an item's whole history rather than its default last hour.
+ */
+const HISTORY_FROM = '2000-01-01T00:00:00.000Z';
+
+/**
+ * A link to the history of one registry item (contract 18): the AdminChanges grid filtered to its
+ * targetTable and targetId (the filters grid-state.js reads from the address), over all time.
+ * @param {'TenantRegistry' | 'RoleRegistry' | 'UserRegistry'} targetTable
+ * @param {number} targetId
+ * @param {string} name shown in the link's text
+ */
+export function historyLink(targetTable, targetId, name) {
+  const query = new URLSearchParams({ targetTable, targetId: String(targetId), from: HISTORY_FROM });
+  return h('a', { class: 'history-link', href: `/Administration/Security/AdminChanges?${query}` }, `History of ${name}`);
+}

@@ -3,17 +3,19 @@
 // anyone else makes roles in their own tenant and can grant only what they hold themselves (the API
 // refuses the rest). What each permission lets a user do is the server's note (codes.js).
 import { api } from './api.js';
-import { codeNote } from './codes.js';
+import { codeId, codeNote } from './codes.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
-import { act, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
+import { act, historyLink, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
 
 /** @typedef {import('./api-types.js').Role} Role */
 /** @typedef {import('./api-types.js').Tenant} Tenant */
 /** @typedef {import('./api-types.js').Permission} Permission */
 
 const session = await startPage();
+/** Whether the administrative changes (permission 35, contract 18) are this caller's to read. */
+const mayReadHistory = session.landlord || session.permissions.includes(codeId('permissions', 'ReadWriteSecurityUser'));
 const root = content();
 
 /** What the page shows: the roles, tenants and permissions read, and the role selected. */
@@ -165,6 +167,8 @@ function showForm(role, { message, focus = false } = {}) {
     h('fieldset', { class: 'permission-list' }, h('legend', {}, 'Permissions'), boxes.length ? boxes : h('p', { class: 'muted' }, 'No permissions are defined.')),
     h('label', { class: 'check' }, active, ' Active (an inactive role grants nothing)'),
     h('div', { class: 'actions' }, save, h('button', { type: 'button', onclick: cancel }, 'Cancel')),
+    // The history is read with permission 35 (contract 18): offered only to whoever may open it.
+    role && mayReadHistory ? h('ul', { class: 'links spaced', id: 'role-links' }, h('li', {}, historyLink('RoleRegistry', role.id, role.name))) : null,
   );
   form.addEventListener('submit', async (event) => {
     event.preventDefault();

@@ -4,7 +4,7 @@ import { api } from './api.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
-import { act, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
+import { act, historyLink, masterDetail, selectLink, selectableRow, selectableTable } from './master-detail.js';
 
 /** @typedef {import('./api-types.js').Tenant} Tenant */
 
@@ -150,6 +150,7 @@ function select(id, message) {
       { class: 'links spaced', id: 'tenant-links' },
       h('li', {}, h('a', { href: `/Administration/Security/Roles?tenant=${tenant.id}` }, `Roles of ${tenant.name}`)),
       h('li', {}, h('a', { href: `/Administration/Security/Users?tenant=${encodeURIComponent(tenant.name)}` }, `Users of ${tenant.name}`)),
+      h('li', {}, historyLink('TenantRegistry', tenant.id, tenant.name)),
     ),
   );
   form.addEventListener('submit', async (event) => {

@@ -4,7 +4,7 @@
 import { api, problemLines } from './api.js';
 import { confirmDialog } from './dialog.js';
 import { byId, clear, field, focusOn, formatDate, h, notice } from './dom.js';
-import { act } from './master-detail.js';
+import { act, historyLink } from './master-detail.js';
 import { passkeysCard } from './passkeys.js';
 import { sessionsCard } from './sessions.js';
 import { apiKeys } from './users-api-keys.js';
@@ -108,6 +108,7 @@ function renderUser(page, user, message) {
     ),
     messages,
     h('div', { class: 'actions' }, unlock, toggle, revoke, remove),
+    h('ul', { class: 'links spaced', id: 'user-links' }, h('li', {}, historyLink('UserRegistry', user.id, user.name))),
   );
 
   // Details.
