@@ -1,7 +1,11 @@
-import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A SIEM sink (contract 19; migration SecuritySink). Read and written by SecuritySinkRepository only. */
 @Entity({ name: 'SecuritySink' })
+// The migration's checks, named here so that the entities and the migrations agree (test/schema.e2e-spec.ts).
+@Check('SecuritySink_TypeId_check', '"TypeId" IN (1, 2)')
+@Check('SecuritySink_FormatId_check', '"FormatId" IN (1, 2) AND ("FormatId" = 1 OR "TypeId" = 2)')
+@Check('SecuritySink_NextLeafIndex_check', '"NextLeafIndex" >= 0')
 export class SecuritySink {
   @PrimaryGeneratedColumn('identity', { name: 'Id', type: 'integer', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'SecuritySink_pkey' }) id!: number;
   @Column({ name: 'Name', type: 'varchar', length: 64, unique: true }) name!: string;
