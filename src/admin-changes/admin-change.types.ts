@@ -1,3 +1,5 @@
+import { enumNames } from '../common/enum-names';
+
 /**
  * ActionTypeId of AdminChange (contract 18, with the kinds sections 19 and 20 add): what was done.
  * Served with the other code tables (src/web/code-tables.ts).
@@ -25,28 +27,8 @@ export enum ActionTypeId {
   PasskeyRemoved = 20,
 }
 
-export const ACTION_TYPE_NAMES: Record<number, string> = {
-  1: 'TenantCreated',
-  2: 'TenantChanged',
-  3: 'RoleCreated',
-  4: 'RoleChanged',
-  5: 'UserCreated',
-  6: 'UserChanged',
-  7: 'UserDeleted',
-  8: 'PasswordSetByAdministrator',
-  9: 'PasswordChanged',
-  10: 'ApiKeyCreated',
-  11: 'ApiKeyRevoked',
-  12: 'TokensRevoked',
-  13: 'SessionEnded',
-  14: 'RowsAdopted',
-  15: 'SinkCreated',
-  16: 'SinkChanged',
-  17: 'SinkDeleted',
-  18: 'SinkReplayed',
-  19: 'PasskeyRegistered',
-  20: 'PasskeyRemoved',
-};
+/** ActionTypeId's names, as the contract spells them (the enum's own). */
+export const ACTION_TYPE_NAMES: Record<number, string> = enumNames(ActionTypeId);
 
 /** CredentialTypeId of AdminChange (contract 18): how the actor was signed in. */
 export enum CredentialTypeId {

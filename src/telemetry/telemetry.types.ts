@@ -1,3 +1,5 @@
+import { enumNames } from '../common/enum-names';
+
 /** Archiver stages (service.md 4.3): the StageId of the archiver tables. */
 export enum ArchiverStage {
   BuildArchiveJson = 1,
@@ -14,16 +16,6 @@ export enum CaseCreationStage {
   HttpEndpoint = 4,
 }
 
-export const ARCHIVER_STAGE_NAMES: Record<number, string> = {
-  1: 'BuildArchiveJson',
-  2: 'CaseCreationDispatch',
-  3: 'RdbmsArchiveWrite',
-  4: 'BulkCopyArchiveBuffer',
-};
+export const ARCHIVER_STAGE_NAMES: Record<number, string> = enumNames(ArchiverStage);
 
-export const CASE_CREATION_STAGE_NAMES: Record<number, string> = {
-  1: 'ExistingCasePriorityLookup',
-  2: 'WorkflowStatusLookupAndPersist',
-  3: 'Notification',
-  4: 'HttpEndpoint',
-};
+export const CASE_CREATION_STAGE_NAMES: Record<number, string> = enumNames(CaseCreationStage);
