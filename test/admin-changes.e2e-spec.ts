@@ -118,6 +118,23 @@ describe('administrative changes (contract 18)', () => {
     for (const text of [everything, read.text, csv.text, logged]) expect(text).not.toContain(hash);
   });
 
+  it('takes the registry change down with it when its AdminChange row cannot be written (one transaction)', async () => {
+    const tenant = await landlord.post('/api/TenantRegistry', { name: 'Rollback Bank' });
+    expect(tenant.status).toBe(201);
+    await t.db.query(`CREATE FUNCTION admin_change_refused() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
+    await t.db.query(`CREATE TRIGGER admin_change_refused BEFORE INSERT ON "AdminChange" FOR EACH ROW WHEN (NEW."TargetTable" IN ('TenantRegistry', 'RoleRegistry')) EXECUTE FUNCTION admin_change_refused()`);
+    try {
+      expect((await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Renamed Bank' })).status).toBeGreaterThanOrEqual(500);
+      expect((await landlord.post('/api/TenantRegistry', { name: 'Unrecorded Bank' })).status).toBeGreaterThanOrEqual(500);
+      expect((await landlord.post('/api/RoleRegistry', { name: 'Unrecorded role', tenantRegistryId: tenant.json.id, permissions: [35], active: true })).status).toBeGreaterThanOrEqual(500);
+    } finally {
+      await t.db.query(`DROP TRIGGER admin_change_refused ON "AdminChange"`);
+      await t.db.query(`DROP FUNCTION admin_change_refused()`);
+    }
+    expect(await t.db.query(`SELECT "Name" FROM "TenantRegistry" WHERE "Id" = $1`, [tenant.json.id])).toEqual([{ Name: 'Rollback Bank' }]);
+    expect(await t.db.query(`SELECT "Name" FROM "TenantRegistry" WHERE "Name" = 'Unrecorded Bank' UNION ALL SELECT "Name" FROM "RoleRegistry" WHERE "Name" = 'Unrecorded role'`)).toEqual([]);
+  });
+
   it('records refused writes (403, cross-tenant 404) as failed rows, and a 400 not at all', async () => {
     const tenantAdmin = await signInTenantAdministrator(t, 'tenant-admin', STRONG);
     const other = await insertUser(t, { name: 'bob', tenantName: 'Other', permissions: [] });
