@@ -7,7 +7,8 @@
  * file, a few milliseconds, no compiler loaded.
  *
  *   node scripts/build.js                          always (npm run build, npm run start:dev)
- *   node scripts/build.js --if-stale               npm start
+ *   node scripts/build.js --if-stale               what `npm start` does first (scripts/start.js
+ *                                                  calls build() in its own process: no second node)
  *   node scripts/build.js --if-stale --if-possible npm install (prepare): without TypeScript (an
  *                                                  install with --omit=dev) it says so and goes on
  *
@@ -50,8 +51,9 @@ function staleness(list) {
   return null;
 }
 
-function main() {
-  const args = new Set(process.argv.slice(2));
+/** Builds as the arguments say; the exit code (0: the build is there and current). */
+function build(argv) {
+  const args = new Set(argv);
   const list = sources();
   const reason = args.has('--if-stale') ? staleness(list) : 'asked';
   if (reason === null) return 0;
@@ -88,4 +90,6 @@ function main() {
   return 0;
 }
 
-process.exitCode = main();
+module.exports = { build };
+
+if (require.main === module) process.exitCode = build(process.argv.slice(2));

@@ -80,7 +80,9 @@ export function setupExplorer(app: NestExpressApplication): void {
     // Nest's default name 'cookie' every route pointed at a scheme the document did not define.
     .addCookieAuth('authentication-jwt', { type: 'apiKey', in: 'cookie' }, 'authentication-jwt')
     .build();
-  const document = SwaggerModule.createDocument(app, config);
+  // Built at its first request, not at start: scanning every route's metadata costs about 0.1 s of
+  // CPU that a restart would wait for before listening (issue 33); Nest keeps the document once built.
+  const document = () => SwaggerModule.createDocument(app, config);
   // The documents only; the page and Swagger UI's files are served below.
   SwaggerModule.setup('swagger', app, document, {
     ui: false,

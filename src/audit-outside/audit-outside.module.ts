@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AfterListening } from '../common/after-listening';
 import { AuditLogModule } from '../audit-log/audit-log.module';
 import { AuditOutsideController } from './audit-outside.controller';
 import { AuditOutsideRepository } from './audit-outside.repository';
@@ -13,6 +14,6 @@ import { AuditOutside } from './audit-outside.service';
 @Module({
   imports: [AuditLogModule],
   controllers: [AuditOutsideController],
-  providers: [AuditOutsideRepository, AuditOutside, AuditOutsideScheduler],
+  providers: [AfterListening, AuditOutsideRepository, AuditOutside, AuditOutsideScheduler],
 })
 export class AuditOutsideModule {}

@@ -1,13 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { FailureTypeId } from '../audit/audit.types';
 import { badRequest } from '../common/problem';
@@ -15,6 +11,15 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { CHALLENGE_LIFETIME_MS } from './passkey-challenges';
 import { NewPasskey, PasskeyCredential, UserPasskeyRepository } from './user-passkey.repository';
 import { messageOf } from '../common/errors';
+
+/**
+ * @simplewebauthn/server, loaded at the first ceremony rather than at start: with its certificate and
+ * COSE parsers it is about a tenth of the service's start (issue 33), for a feature many installs
+ * never use. Node.js caches it after the first call.
+ */
+function webauthn(): typeof import('@simplewebauthn/server') {
+  return require('@simplewebauthn/server') as typeof import('@simplewebauthn/server');
+}
 
 /** What the browser reported, as far as it names a credential. */
 type AnyResponse = { id?: unknown } | null | undefined;
@@ -53,7 +58,7 @@ export class PasskeyCeremonies {
   /** Creation options: a discoverable credential (resident key required), user verification as set, the user's other credentials excluded. */
   async registrationOptions(user: { id: number; name: string }, challenge: Buffer): Promise<PublicKeyCredentialCreationOptionsJSON> {
     const exclude = await this.passkeys.credentialsOf(user.id);
-    return generateRegistrationOptions({
+    return webauthn().generateRegistrationOptions({
       rpName: 'Transaction Monitoring',
       rpID: this.settings.passkeyRelyingPartyId,
       userName: user.name,
@@ -76,7 +81,7 @@ export class PasskeyCeremonies {
     if (!challenge) throw badRequest('The registration challenge is unknown, used or expired; ask for new options.');
     let info;
     try {
-      const verified = await verifyRegistrationResponse({
+      const verified = await webauthn().verifyRegistrationResponse({
         response: response as RegistrationResponseJSON,
         ...this.expected(challenge),
         requireUserVerification: this.settings.passkeyUserVerification === 'required',
@@ -103,7 +108,7 @@ export class PasskeyCeremonies {
 
   /** Request options; `allow` names the credentials of a known user (the second factor), none for a discoverable sign-in. */
   authenticationOptions(challenge: Buffer, allow: Array<{ credentialId: Buffer; transports: string | null }> = []): Promise<PublicKeyCredentialRequestOptionsJSON> {
-    return generateAuthenticationOptions({
+    return webauthn().generateAuthenticationOptions({
       rpID: this.settings.passkeyRelyingPartyId,
       challenge: new Uint8Array(challenge),
       timeout: CHALLENGE_LIFETIME_MS,
@@ -122,7 +127,7 @@ export class PasskeyCeremonies {
     if (!challenge) return FailureTypeId.PasskeyAssertionInvalid;
     let info;
     try {
-      const verified = await verifyAuthenticationResponse({
+      const verified = await webauthn().verifyAuthenticationResponse({
         response: response as AuthenticationResponseJSON,
         ...this.expected(challenge),
         // The counter and user verification are the policy's (15), checked below once the signature holds.

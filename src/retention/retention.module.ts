@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { AfterListening } from '../common/after-listening';
 import { SinkRetentionGate } from '../sinks/sink-retention-gate';
 import { SinksModule } from '../sinks/sinks.module';
 import { AuditRetentionRunWriter } from './audit-retention-run.writer';
@@ -12,7 +13,7 @@ import { RetentionScheduler } from './retention.scheduler';
  */
 @Module({
   imports: [SinksModule],
-  providers: [PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }, { provide: AuditDropGate, useExisting: SinkRetentionGate }],
+  providers: [AfterListening, PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }, { provide: AuditDropGate, useExisting: SinkRetentionGate }],
   exports: [PartitionMaintenance],
 })
 export class RetentionModule {}

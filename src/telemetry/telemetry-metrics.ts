@@ -1,8 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import type { Attributes, Counter, Histogram } from '@opentelemetry/api';
-import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { MeterProvider, PeriodicExportingMetricReader } from '@opentelemetry/sdk-metrics';
+import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { CAPTURE_TEXT, captureText } from '../capture-queues/capture-entry.checks';
 import { CaptureQueues } from './capture-queues.service';
 import { AppSettings, SETTINGS } from '../config/config.module';
@@ -30,7 +28,8 @@ export class StageInstrument {
 
   constructor(
     readonly name: string,
-    private readonly sink: Histogram | Counter,
+    /** The OpenTelemetry instrument, or null when nothing exports (EnableOpenTelemetry unset). */
+    private readonly sink: Histogram | Counter | null,
     private readonly queues: CaptureQueues,
   ) {
     this.overflow = { attributes: { stage: OVERFLOW_STAGE }, key: `${name}\u0000${OVERFLOW_STAGE}` };
@@ -39,7 +38,7 @@ export class StageInstrument {
   /** A value that is not finite is not recorded (the OpenTelemetryMetric queue counts it as dropped). */
   record(value: number, stage: string): void {
     const tagged = this.tagged(stage);
-    if (Number.isFinite(value)) {
+    if (this.sink && Number.isFinite(value)) {
       if ('record' in this.sink) this.sink.record(value, tagged.attributes);
       else this.sink.add(value, tagged.attributes);
     }
@@ -86,11 +85,14 @@ function otlpHeaders(text: string | null): Record<string, string> {
 
 /**
  * The OpenTelemetry histograms and counters of the pipelines (service.md 6), on a MeterProvider of
- * our own (no global registration, so tests and several apps in one process do not collide).
+ * our own (no global registration, so tests and several apps in one process do not collide). Without
+ * EnableOpenTelemetry there is no provider at all: a provider with no reader kept nothing anyway, and
+ * the SDK (about 150 files) is then not loaded, a tenth of a second of every start (issue 33). The
+ * OpenTelemetryMetric capture queue records either way.
  */
 @Injectable()
 export class TelemetryMetrics implements OnModuleDestroy {
-  private readonly provider: MeterProvider;
+  private readonly provider: MeterProvider | null = null;
   readonly archiverStageDuration: StageInstrument;
   readonly caseCreationStageDuration: StageInstrument;
   readonly invokeStageDuration: StageInstrument;
@@ -99,24 +101,27 @@ export class TelemetryMetrics implements OnModuleDestroy {
   readonly logsWarnCount: StageInstrument;
 
   constructor(@Inject(SETTINGS) settings: AppSettings, queues: CaptureQueues) {
-    const readers = [];
+    let meter: Meter | null = null;
     if (settings.enableOpenTelemetry) {
+      const { MeterProvider, PeriodicExportingMetricReader } = require('@opentelemetry/sdk-metrics') as typeof import('@opentelemetry/sdk-metrics');
+      const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
       const base = (settings.otlpEndpoint ?? 'http://localhost:4318').replace(/\/+$/, '');
+      // Loaded only when exporting (its HTTP transport and protobuf code cost every start otherwise).
+      const { OTLPMetricExporter } = require('@opentelemetry/exporter-metrics-otlp-http') as typeof import('@opentelemetry/exporter-metrics-otlp-http');
       const exporter = new OTLPMetricExporter({
         url: base.endsWith('/v1/metrics') ? base : `${base}/v1/metrics`,
         headers: otlpHeaders(settings.otlpHeaders),
       });
-      readers.push(new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.otlpExportIntervalMs }));
+      this.provider = new MeterProvider({
+        resource: resourceFromAttributes({ 'service.name': 'transaction-monitoring', 'service.instance.id': settings.instance }),
+        readers: [new PeriodicExportingMetricReader({ exporter, exportIntervalMillis: settings.otlpExportIntervalMs })],
+      });
+      meter = this.provider.getMeter('service.engine');
       new Logger('TelemetryMetrics').log(`exporting OpenTelemetry metrics to ${base}`);
     }
-    this.provider = new MeterProvider({
-      resource: resourceFromAttributes({ 'service.name': 'transaction-monitoring', 'service.instance.id': settings.instance }),
-      readers,
-    });
-    const meter = this.provider.getMeter('service.engine');
     const histogram = (name: string, description: string) =>
-      new StageInstrument(name, meter.createHistogram(name, { unit: 'ms', description }), queues);
-    const counter = (name: string, description: string) => new StageInstrument(name, meter.createCounter(name, { description }), queues);
+      new StageInstrument(name, meter?.createHistogram(name, { unit: 'ms', description }) ?? null, queues);
+    const counter = (name: string, description: string) => new StageInstrument(name, meter?.createCounter(name, { description }) ?? null, queues);
     this.archiverStageDuration = histogram(METRIC_NAMES.archiverStageDuration, 'Archiver stage duration, by stage.');
     this.caseCreationStageDuration = histogram(METRIC_NAMES.caseCreationStageDuration, 'Case creation stage duration, by stage.');
     this.invokeStageDuration = histogram(METRIC_NAMES.invokeStageDuration, 'Invoke pipeline stage duration, by stage.');
@@ -126,6 +131,6 @@ export class TelemetryMetrics implements OnModuleDestroy {
   }
 
   async onModuleDestroy(): Promise<void> {
-    await this.provider.shutdown().catch(() => undefined);
+    await this.provider?.shutdown().catch(() => undefined);
   }
 }

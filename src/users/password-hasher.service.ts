@@ -34,7 +34,8 @@ class Semaphore {
 @Injectable()
 export class PasswordHasher implements OnModuleInit {
   private readonly options: Parameters<typeof argon2.hash>[1] & { raw?: false };
-  private dummyHash = '';
+  /** A real hash of a random value, made at start without holding it up; a verify waits for it. */
+  private dummyHash: Promise<string> | null = null;
   private readonly gate = new Semaphore(Math.max(1, availableParallelism() - 1));
   private readonly secret: { secret: Buffer } | undefined;
 
@@ -49,9 +50,19 @@ export class PasswordHasher implements OnModuleInit {
     this.secret = this.options?.secret ? { secret: this.options.secret } : undefined;
   }
 
-  async onModuleInit(): Promise<void> {
+  onModuleInit(): void {
     // A real hash of a random value, so a verify against it costs exactly what a real verify costs.
-    this.dummyHash = await this.hash(randomBytes(32).toString('hex'));
+    // Not awaited: the start does not wait for it (issue 33); the first dummy verify does.
+    this.dummy().catch(() => undefined);
+  }
+
+  /** The dummy hash; made again if making it failed, so no failure is ever answered faster. */
+  private dummy(): Promise<string> {
+    this.dummyHash ??= this.hash(randomBytes(32).toString('hex')).catch((error: unknown) => {
+      this.dummyHash = null;
+      throw error;
+    });
+    return this.dummyHash;
   }
 
   hash(password: string): Promise<string> {
@@ -74,7 +85,8 @@ export class PasswordHasher implements OnModuleInit {
   /** The same work as a verify, for failures that have no stored hash to check (unknown user…). */
   async dummyVerify(password: string): Promise<void> {
     try {
-      await this.gate.run(() => argon2.verify(this.dummyHash, password || '-', this.secret));
+      const dummyHash = await this.dummy();
+      await this.gate.run(() => argon2.verify(dummyHash, password || '-', this.secret));
     } catch {
       /* the outcome is irrelevant, only the time spent */
     }

@@ -34,10 +34,12 @@ export class SeedService implements OnModuleInit {
   ) {}
 
   async onModuleInit(): Promise<void> {
-    const passwordHash = await this.hasher.hash(this.settings.administratorInitialPassword);
     await this.transactions.runLocked(SEED_LOCK_KEY, async (tx) => {
       await this.permissions.upsertAll(PERMISSION_NAMES, tx);
       if (await this.tenants.hasLandlord(tx)) return;
+      // Hashed only now, on the first start: a restart spends no Argon2 hash (~40 ms) on a password it
+      // will not store (issue 33). The lock is held that much longer, once per database.
+      const passwordHash = await this.hasher.hash(this.settings.administratorInitialPassword);
       const tenantRegistryId = await this.tenants.createLandlord('Landlord', tx);
       const roleRegistryId = await this.roles.create({ tenantRegistryId, name: 'Administrator', active: true }, tx);
       await this.rolePermissions.replaceForRole(roleRegistryId, await this.permissions.findAllIds(tx), tx);
