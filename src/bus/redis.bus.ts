@@ -1,11 +1,15 @@
 import { Logger } from '@nestjs/common';
-import Redis, { RedisOptions, SentinelConnectionOptions, SentinelConnector } from 'ioredis';
+import type Redis from 'ioredis';
+import type { RedisOptions, SentinelConnectionOptions, SentinelConnector } from 'ioredis';
 import { createHash } from 'node:crypto';
 import { withinDeadline } from '../common/deadline';
 import { describeRedisTarget, parseRedisConnectionString, RedisTarget } from '../config/redis-connection-string';
 import { Bus, BusConnectionEvent, BusHandler } from './bus';
+import { ioredis } from './ioredis';
 import { SentinelWatch } from './sentinel-watch';
 import { messageOf } from '../common/errors';
+
+let rewindingConnector: (new (options: unknown) => SentinelConnector) | null = null;
 
 /**
  * ioredis keeps its place in the Sentinel list from one connection to the next, and only its
@@ -16,20 +20,23 @@ import { messageOf } from '../common/errors';
  * every connection, the Sentinel that answered last first (SentinelWatch does the detecting, once per
  * node).
  */
-export class RewindingSentinelConnector extends SentinelConnector {
-  /** ioredis passes the client's whole options (ConnectorConstructor takes `unknown`). */
-  constructor(options: unknown) {
-    super(options as SentinelConnectionOptions);
-  }
+export function rewindingSentinelConnector(): new (options: unknown) => SentinelConnector {
+  rewindingConnector ??= class RewindingSentinelConnector extends ioredis().SentinelConnector {
+    /** ioredis passes the client's whole options (ConnectorConstructor takes `unknown`). */
+    constructor(options: unknown) {
+      super(options as SentinelConnectionOptions);
+    }
 
-  private connectedBefore = false;
+    private connectedBefore = false;
 
-  override connect(eventEmitter: Parameters<SentinelConnector['connect']>[0]): ReturnType<SentinelConnector['connect']> {
-    // The first time, the list as written (a reset that moves "the current one" would move the last).
-    this.sentinelIterator.reset(this.connectedBefore);
-    this.connectedBefore = true;
-    return super.connect(eventEmitter);
-  }
+    override connect(eventEmitter: Parameters<SentinelConnector['connect']>[0]): ReturnType<SentinelConnector['connect']> {
+      // The first time, the list as written (a reset that moves "the current one" would move the last).
+      this.sentinelIterator.reset(this.connectedBefore);
+      this.connectedBefore = true;
+      return super.connect(eventEmitter);
+    }
+  };
+  return rewindingConnector;
 }
 
 /**
@@ -61,7 +68,7 @@ export function redisOptions(connectionString: string): { options: RedisOptions;
     sentinelUsername: target.sentinelUsername ?? undefined,
     sentinelPassword: target.sentinelPassword ?? undefined,
     db: target.db,
-    Connector: RewindingSentinelConnector,
+    Connector: rewindingSentinelConnector(),
     // A replica that was master until a failover answers writes with READONLY: ask the Sentinels again.
     reconnectOnError: (error) => /^READONLY/.test(error.message),
     ...(target.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
@@ -86,7 +93,7 @@ export function redisKeyNamespace(channelPrefix: string, databaseIdentity: strin
  * are left to the commands (the bus already records Redis events).
  */
 export function failFastRedis(connectionString: string, connectionName: string, commandTimeoutMs: number): Redis {
-  const client = new Redis({
+  const client = new (ioredis().default)({
     ...redisOptions(connectionString).options,
     connectionName,
     enableOfflineQueue: false,
@@ -176,8 +183,8 @@ export class RedisBus extends Bus {
       sentinelCommandTimeout: this.commandTimeoutMs,
       keepAlive: 10_000,
     };
-    this.publisher = new Redis({ ...common, enableOfflineQueue: false, commandTimeout: this.commandTimeoutMs, connectionName: 'tm-publisher' });
-    this.subscriber = new Redis({ ...common, connectionName: 'tm-subscriber' });
+    this.publisher = new (ioredis().default)({ ...common, enableOfflineQueue: false, commandTimeout: this.commandTimeoutMs, connectionName: 'tm-publisher' });
+    this.subscriber = new (ioredis().default)({ ...common, connectionName: 'tm-subscriber' });
     this.watch(this.publisher, 'publisher');
     this.watch(this.subscriber, 'subscriber');
     this.subscriber.on('message', (channel: string, message: string) => {

@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import { withinDeadline } from '../common/deadline';
 import { formatAddress, RedisTarget } from '../config/redis-connection-string';
 import { BusConnectionEvent } from './bus';
+import { ioredis } from './ioredis';
 import { concernsMaster, RecentEvents, SENTINEL_EVENT_CHANNELS, switchedMaster } from './sentinel-events';
 
 type SentinelTarget = Extract<RedisTarget, { kind: 'sentinel' }>;
@@ -83,7 +84,7 @@ export class SentinelWatch {
     const address = this.sentinels[this.index];
     const endpoint = formatAddress(address);
     this.reason = 'connection closed';
-    const client = new Redis({
+    const client = new (ioredis().default)({
       host: address.host,
       port: address.port,
       username: this.target.sentinelUsername ?? undefined,
