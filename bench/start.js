@@ -5,7 +5,9 @@
  * database created, migrated and seeded) and for restarts on the same DataDirectory (what a restart
  * after a crash or a settings change waits for). No ConnectionString: the embedded PGlite; Port 0 so a
  * running service is not in the way. Each start is stopped with SIGTERM once it listens.
- * Run: node bench/start.js [restarts, default 5]
+ * Run: node bench/start.js [restarts, default 5] [another checkout, built, e.g. of an earlier commit]
+ * With a second checkout, its restarts alternate with this one's (each on its own DataDirectory), so
+ * both see the same load; the medians of both are printed.
  */
 const { spawn } = require('node:child_process');
 const { mkdtempSync, readdirSync, readFileSync } = require('node:fs');
@@ -35,11 +37,11 @@ function cpuSecondsOf(group) {
   return ticks / 100;
 }
 
-function start(dataDirectory) {
+function start(dataDirectory, root = ROOT) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
     const child = spawn('npm', ['start'], {
-      cwd: ROOT,
+      cwd: root,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, DataDirectory: dataDirectory, Port: '0', BindAddress: '127.0.0.1' },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
@@ -64,21 +66,41 @@ function start(dataDirectory) {
   });
 }
 
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
 async function main() {
   const restarts = Number(process.argv[2] || 5);
-  const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-bench-start-'));
-  const first = await start(dataDirectory);
+  const roots = [ROOT, ...(process.argv[3] ? [require('node:path').resolve(process.argv[3])] : [])];
   const show = (run) => `${(run.ms / 1000).toFixed(1)} s, ${run.cpu.toFixed(1)} CPU s${run.built ? ' (compiled)' : ''}`;
-  console.log(`load average ${require('node:os').loadavg().map((n) => n.toFixed(1)).join(' ')} on ${require('node:os').cpus().length} cores`);
-  console.log(`first start (new DataDirectory): ${show(first)}`);
-  const times = [];
-  for (let i = 0; i < restarts; i++) {
-    const again = await start(dataDirectory);
-    times.push(again.ms);
-    console.log(`restart ${i + 1}: ${show(again)}`);
+  const load = () => require('node:os').loadavg().map((n) => n.toFixed(1)).join(' ');
+  console.log(`load average ${load()} on ${require('node:os').cpus().length} cores`);
+  const runs = new Map();
+  for (const root of roots) {
+    const dataDirectory = mkdtempSync(join(tmpdir(), 'tm-bench-start-'));
+    const first = await start(dataDirectory, root);
+    console.log(`${root}: first start (new DataDirectory): ${show(first)}`);
+    runs.set(root, { dataDirectory, restarts: [] });
   }
-  times.sort((a, b) => a - b);
-  console.log(`restarts: median ${(times[Math.floor(times.length / 2)] / 1000).toFixed(1)} s, max ${(times[times.length - 1] / 1000).toFixed(1)} s`);
+  for (let i = 0; i < restarts; i++) {
+    for (const root of i % 2 === 0 ? roots : [...roots].reverse()) {
+      const again = await start(runs.get(root).dataDirectory, root);
+      runs.get(root).restarts.push(again);
+      console.log(`${root}: restart ${i + 1}: ${show(again)}`);
+    }
+  }
+  for (const root of roots) {
+    const times = runs.get(root).restarts;
+    const ms = times.map((r) => r.ms);
+    const cpu = times.map((r) => r.cpu);
+    console.log(
+      `${root}: restarts: median ${(median(ms) / 1000).toFixed(1)} s (${(Math.min(...ms) / 1000).toFixed(1)}-${(Math.max(...ms) / 1000).toFixed(1)}), ` +
+        `median ${median(cpu).toFixed(2)} CPU s (${Math.min(...cpu).toFixed(2)}-${Math.max(...cpu).toFixed(2)})`,
+    );
+  }
+  console.log(`load average ${load()} at the end`);
 }
 
 main().catch((error) => {
