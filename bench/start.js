@@ -37,6 +37,24 @@ function cpuSecondsOf(group) {
   return ticks / 100;
 }
 
+/** Whether any process of group `group` is still running (npm may exit before the node it started). */
+function groupAlive(group) {
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (Number(fields[2]) === group && fields[0] !== 'Z') return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+/** Resolves once every process of `group` has ended: the next start must not find the database still held. */
+async function groupEnded(group) {
+  for (let i = 0; i < 600 && groupAlive(group); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
 function start(dataDirectory, root = ROOT) {
   return new Promise((resolve, reject) => {
     const started = process.hrtime.bigint();
@@ -55,7 +73,7 @@ function start(dataDirectory, root = ROOT) {
         child.stdout.off('data', onData);
         // npm and its shell in one process group: stopped together, as Ctrl+C would.
         process.kill(-child.pid, 'SIGTERM');
-        child.once('exit', () => resolve({ ms, cpu, built: /building dist|tsc -p/.test(out) }));
+        child.once('exit', () => void groupEnded(child.pid).then(() => resolve({ ms, cpu, built: /building dist|tsc -p/.test(out) })));
       }
     };
     child.stdout.on('data', onData);
