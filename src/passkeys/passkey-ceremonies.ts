@@ -14,7 +14,7 @@ import { messageOf } from '../common/errors';
 
 /**
  * @simplewebauthn/server, loaded at the first ceremony rather than at start: with its certificate and
- * COSE parsers it is about a tenth of the service's start (issue 33), for a feature many installs
+ * COSE parsers it cost about 0.1 CPU s of every start (issue 33), for a feature many installs
  * never use. Node.js caches it after the first call.
  */
 function webauthn(): typeof import('@simplewebauthn/server') {
