@@ -9,7 +9,11 @@
  * 2. Sign-in throughput (10 connections, alternating 6 s rounds): "idle" (the sink is up to date) and
  *    "catching up" (a sealed 100,000-leaf backlog is delivered during the round). Goal: ≥ 0.9.
  *
- * Run: npm run build && node bench/sinks.js [rounds]
+ * Service CPU (user + system from /proc) is measured from the resume to the last acknowledgement and
+ * reported per event: on shared cores the wall-clock rate says more about the machine than the sink.
+ *
+ * Run: npm run build && node bench/sinks.js [rounds] [backlog,signin]
+ * (BENCH_SERVICE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/p" profiles the service.)
  */
 const { createServer } = require('node:http');
 const { Pool } = require('pg');
@@ -25,7 +29,8 @@ async function main() {
   const rounds = Number(process.argv[2] ?? 3);
   const parts = new Set((process.argv[3] ?? 'backlog,signin').split(','));
   const db = await lib.createDatabase('tm_bench_sinks');
-  const service = await lib.startService({ ConnectionString: db.url, SignInThrottle: '0' }, 5341);
+  // A port of its own: other benchmarks (audit-seal-cpu, audit-insert-ab) take 5341-5342, and a run beside one of them would talk to it.
+  const service = await lib.startService({ ConnectionString: db.url, SignInThrottle: '0' }, Number(process.env.BENCH_PORT ?? 5361));
   const pool = new Pool({ connectionString: db.url, max: 4 });
   const batches = [];
   const receiver = createServer((req, res) => {
@@ -79,7 +84,7 @@ async function main() {
       const seconds = (lastAt - firstAck.at) / 1000;
       deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds, cpuMs });
       console.log(
-        `backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s); service CPU ${(cpuMs / 1000).toFixed(2)} s (${Math.round((end - start) / (cpuMs / 1000))} events per CPU-second)`,
+        `backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s); service CPU ${(cpuMs / 1000).toFixed(2)} s, ${((cpuMs * 1000) / (end - start)).toFixed(1)} µs/event (${Math.round((end - start) / (cpuMs / 1000))} events per CPU-second); load average ${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
     if (deliveries.length > 0) lib.printTable(`One webhook sink, ${BACKLOG.toLocaleString('en')}-leaf backlog, receiver on this machine (medians of ${rounds})`, [
@@ -87,6 +92,8 @@ async function main() {
         'seconds from first ack to last leaf': lib.median(deliveries.map((d) => d.seconds)).toFixed(2),
         'events/s': Math.round(lib.median(deliveries.map((d) => d.perSecond))),
         'service CPU s per backlog': lib.median(deliveries.map((d) => d.cpuMs / 1000)).toFixed(2),
+        'service CPU µs/event': lib.median(deliveries.map((d) => (d.cpuMs * 1000) / d.leaves)).toFixed(1),
+        'events per service CPU-second': Math.round(lib.median(deliveries.map((d) => d.leaves / (d.cpuMs / 1000)))),
         samples: deliveries.map((d) => d.seconds.toFixed(2)).join(' '),
       },
     ]);
@@ -122,7 +129,7 @@ async function main() {
       samples.busy.push(busy.requests.average);
       samples.ratio.push(busy.requests.average / idle.requests.average);
       samples.errors += idle.non2xx + idle.errors + busy.non2xx + busy.errors;
-      console.log(`round ${i + 1}: idle ${idle.requests.average.toFixed(1)} req/s, catching up ${busy.requests.average.toFixed(1)} req/s`);
+      console.log(`round ${i + 1}: idle ${idle.requests.average.toFixed(1)} req/s, catching up ${busy.requests.average.toFixed(1)} req/s (ratio ${(busy.requests.average / idle.requests.average).toFixed(2)}); load average ${require('node:os').loadavg()[0].toFixed(1)}`);
     }
     lib.printTable(`Sign-in (10 connections) while one sink catches up on ${BACKLOG.toLocaleString('en')} leaves vs up to date, ${rounds} alternating ${SECONDS} s rounds (medians)`, [
       {

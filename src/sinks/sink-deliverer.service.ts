@@ -131,7 +131,10 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
     try {
       while (!this.stopping) {
         const sink: SinkRow | null = known ?? (await this.sinks.byId(id));
+        // Both hold for the iteration right after an acknowledgement only: after a pause, read and check again.
+        const lockFresh = lockChecked;
         known = null;
+        lockChecked = false;
         if (!sink || !sink.active) return;
         const fingerprint = `${sink.typeId}|${sink.url}|${sink.formatId}|${sink.secret}|${sink.headers}`;
         if (fingerprint !== configuration) {
@@ -162,8 +165,7 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           await pause(IDLE_POLL_MS);
           continue;
         }
-        if (!lockChecked && !(await this.stillLocked())) return;
-        lockChecked = false;
+        if (!lockFresh && !(await this.stillLocked())) return;
         const prefetched: SealedLeaf[] | null = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
         ahead = null;
         const leaves: SealedLeaf[] = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
