@@ -31,7 +31,21 @@ async function main() {
   const db = await lib.createDatabase('tm_bench_sinks');
   // A port of its own: other benchmarks (audit-seal-cpu, audit-insert-ab) take 5341-5342, and a run beside one of them would talk to it.
   const service = await lib.startService({ ConnectionString: db.url, SignInThrottle: '0' }, Number(process.env.BENCH_PORT ?? 5361));
-  const pool = new Pool({ connectionString: db.url, max: 4 });
+  const pool = new Pool({ connectionString: db.url, max: 4, application_name: 'bench-sinks' });
+  /** CPU (ms) of the service's PostgreSQL backends (not this script's), by pid: PostgreSQL runs on this machine. */
+  const databaseCpu = async () => {
+    const { rows } = await pool.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'bench-sinks'`);
+    const cpu = new Map();
+    for (const { pid } of rows) {
+      try {
+        cpu.set(pid, lib.processCpuMs(pid));
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    return cpu;
+  };
+  const databaseCpuSince = (before, after) => [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
   const batches = [];
   const receiver = createServer((req, res) => {
     let bytes = 0;
@@ -76,15 +90,17 @@ async function main() {
       const start = await cursor();
       batches.length = 0;
       const cpuBefore = lib.processCpuMs(service.pid);
+      const dbBefore = await databaseCpu();
       await setActive(true);
       await caughtUp(end);
       const cpuMs = lib.processCpuMs(service.pid) - cpuBefore;
+      const dbMs = databaseCpuSince(dbBefore, await databaseCpu());
       const firstAck = batches.find((b) => b.first >= start);
       const lastAt = batches.find((b) => b.last >= end - 1).at;
       const seconds = (lastAt - firstAck.at) / 1000;
-      deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds, cpuMs });
+      deliveries.push({ leaves: end - start, seconds, perSecond: (end - start) / seconds, cpuMs, dbMs });
       console.log(
-        `backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s); service CPU ${(cpuMs / 1000).toFixed(2)} s, ${((cpuMs * 1000) / (end - start)).toFixed(1)} µs/event (${Math.round((end - start) / (cpuMs / 1000))} events per CPU-second); load average ${require('node:os').loadavg()[0].toFixed(1)}`,
+        `backlog ${i + 1}: ${end - start} leaves delivered ${seconds.toFixed(2)} s after the first acknowledged batch (${Math.round((end - start) / seconds)} events/s); service CPU ${(cpuMs / 1000).toFixed(2)} s, ${((cpuMs * 1000) / (end - start)).toFixed(1)} µs/event (${Math.round((end - start) / (cpuMs / 1000))} events per CPU-second); PostgreSQL CPU ${((dbMs * 1000) / (end - start)).toFixed(1)} µs/event; load average ${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
     if (deliveries.length > 0) lib.printTable(`One webhook sink, ${BACKLOG.toLocaleString('en')}-leaf backlog, receiver on this machine (medians of ${rounds})`, [
@@ -94,6 +110,7 @@ async function main() {
         'service CPU s per backlog': lib.median(deliveries.map((d) => d.cpuMs / 1000)).toFixed(2),
         'service CPU µs/event': lib.median(deliveries.map((d) => (d.cpuMs * 1000) / d.leaves)).toFixed(1),
         'events per service CPU-second': Math.round(lib.median(deliveries.map((d) => d.leaves / (d.cpuMs / 1000)))),
+        'PostgreSQL CPU µs/event': lib.median(deliveries.map((d) => (d.dbMs * 1000) / d.leaves)).toFixed(1),
         samples: deliveries.map((d) => d.seconds.toFixed(2)).join(' '),
       },
     ]);

@@ -125,19 +125,22 @@ const ROW_COLUMNS: ReadonlyArray<{ name: string; bool: boolean }> = (() => {
 
 /**
  * Leaves $1 ≤ index < $2, each with its row's canonical form (canonicalSql: the sealer's own
- * definition, not a second one) and columns, in one statement: one LATERAL per table, each a single
- * index probe guarded by the leaf's table name, so a batch of leaves costs one round trip and no
- * canonical form is rebuilt in JavaScript (issue 30, bench/RESULTS.md). A repeated Id (two rows, one
- * outside the log): the row dated as the leaf is the one returned. $3: CANONICAL_TIMESTAMP_SOURCE.
+ * definition, not a second one) and columns, in one statement: one LATERAL per table, guarded by the
+ * leaf's table name, probing the row by its primary key (Id and date, so PostgreSQL prunes the
+ * partitions of other months at run time). A batch then costs one round trip and no canonical form is
+ * rebuilt in JavaScript (issue 30, bench/RESULTS.md). The row is the one with the leaf's Id and date:
+ * a row with the same Id and another date (inserted outside the log) is not the leaf's row, and a leaf
+ * whose own row is gone is sent as retention left it (row null, canonical null). $3:
+ * CANONICAL_TIMESTAMP_SOURCE.
  */
-const LEAVES_WITH_ROWS = (() => {
+export const LEAVES_WITH_ROWS = (() => {
   const laterals = AUDIT_TABLES.map((table, i) => {
     const own = new Map(AUDIT_COLUMNS[table].map(({ name }) => [name, true]));
     const columns = ROW_COLUMNS.filter(({ name }) => own.has(name)).map(({ name, bool }) => (bool ? `t."${name}"` : `t."${name}"::text AS "${name}"`));
     return `LEFT JOIN LATERAL (
       SELECT true AS "found", CASE WHEN ${sealableSql(table, 't', '$3')} THEN ${canonicalSql(table, 't')} END AS "canonical"${columns.map((c) => `, ${c}`).join('')}
-        FROM "${table}" t WHERE l."TableName" = '${table}' AND t."Id" = l."RowId"
-       ORDER BY t."${LEAF_DATE_COLUMN[table]}" = l."RowCreatedDate" DESC NULLS LAST LIMIT 1) r${i} ON true`;
+        FROM "${table}" t WHERE l."TableName" = '${table}' AND t."Id" = l."RowId" AND t."${LEAF_DATE_COLUMN[table]}" = l."RowCreatedDate"
+       LIMIT 1) r${i} ON true`;
   });
   const from = (name: string) => {
     const having = AUDIT_TABLES.map((table, i) => (AUDIT_COLUMNS[table].some((c) => c.name === name) ? `r${i}."${name}"` : null)).filter((x) => x !== null);
@@ -170,6 +173,12 @@ export class AuditedRowsRepository {
 
   /** Leaves start ≤ index < end with their rows (LEAVES_WITH_ROWS), in order: what a security sink sends. */
   async leavesWithRows(start: number, end: number): Promise<LeafWithRow[]> {
-    return (await this.dataSource.manager.query(LEAVES_WITH_ROWS, [start, end, CANONICAL_TIMESTAMP_SOURCE])) as LeafWithRow[];
+    return this.dataSource.transaction(async (tx) => {
+      // Without JIT, for this statement only: once the tables' statistics grew, its planned cost
+      // passed jit_above_cost and PostgreSQL spent ~2.3 s compiling it for a 7 ms run, per batch
+      // (EXPLAIN ANALYZE, bench/RESULTS.md, issue 30). SET LOCAL ends with the transaction.
+      await tx.query('SET LOCAL jit = off');
+      return (await tx.query(LEAVES_WITH_ROWS, [start, end, CANONICAL_TIMESTAMP_SOURCE])) as LeafWithRow[];
+    });
   }
 }
