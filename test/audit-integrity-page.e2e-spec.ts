@@ -1,6 +1,8 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
 import { startTestApp, TestApp } from './helpers/app';
+import { eventually } from './helpers/eventually';
 import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
@@ -61,6 +63,7 @@ describe('the Audit integrity page', () => {
       expect(await text(page, 'pending-rows')).toMatch(/^\d+$/);
       expect(await text(page, 'seal-interval')).toBe('1 s');
       expect(await text(page, 'retention-none')).toMatch(/^None/);
+      expect(await text(page, 'retention-held-none')).toMatch(/^None/);
       expect(await text(page, 'verifier-key')).toBe(status.verifierKey);
       const command = await text(page, 'verify-command');
       expect(command).toContain(`npm run audit:verify -- --url ${t.url} `);
@@ -108,4 +111,60 @@ describe('the Audit integrity page', () => {
     expect(response!.status()).toBe(403);
     expect(problems).toEqual([]);
   }, 60_000);
+});
+
+/**
+ * Contract 19 over contract 16: an audit partition past retention that an active security sink has
+ * not acknowledged is kept, and the Audit integrity page names it with the sinks that hold it, at
+ * 1366 and 390 px, as GET /api/Audit/RetentionHeld answers from any node.
+ */
+describe('the Audit integrity page: partitions kept for sinks', () => {
+  let t: TestApp;
+  let chromium: Chromium;
+  const problems: string[] = [];
+  const DAY = 86_400_000;
+
+  beforeAll(async () => {
+    [t, chromium] = await Promise.all([startTestApp({ env: { AuditRetention: 'd/365' } }), launchBrowser()]);
+  }, 120_000);
+  afterAll(async () => {
+    await chromium?.close();
+    await t?.close();
+  });
+
+  it('names each partition retention keeps, its last leaf and the sinks that owe it, at both widths', async () => {
+    const { browser: api } = await signInAdministrator(t);
+    // Nobody listens there: the sink fails and its cursor stays at 0.
+    expect((await api.post('/api/SecuritySink', { name: 'siem-owed', type: 'webhook', url: 'http://127.0.0.1:9/hook', format: 'ocsf', secret: 'held-secret-0123456789', active: true, startLeafIndex: 0 })).status).toBe(201);
+    await t.db.query(`INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES ($1, 'planted-old', 1, false)`, [new Date(Date.now() - 400 * DAY)]);
+    await eventually(async () => {
+      await t.app.get(AuditSealer).sealPending();
+      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
+      return n === 0;
+    });
+    const report = await t.app.get(PartitionMaintenance).applyRetention();
+    expect(report.heldForSinks).toHaveLength(1);
+    const { partition, lastLeafIndex } = report.heldForSinks[0];
+    const held = await api.get('/api/Audit/RetentionHeld');
+    expect(held.status).toBe(200);
+    expect(held.json).toEqual([{ partition, lastLeafIndex, sinks: [{ name: 'siem-owed', nextLeafIndex: 0 }] }]);
+
+    const s = await newSession(chromium);
+    watchPage(s.page, problems);
+    await signInThroughPage(s.page, t.url, 'Administrator', ADMIN_PASSWORD);
+    for (const width of [DESKTOP, PHONE]) {
+      await s.page.setViewportSize({ width, height: 900 });
+      expect((await s.page.goto(`${t.url}/Administration/Security/AuditIntegrity`))!.status()).toBe(200);
+      await s.page.locator('body[data-ready="true"]').waitFor();
+      const listed = await s.page.getByTestId('retention-held-partitions').innerText();
+      expect(listed).toContain(partition);
+      expect(listed).toContain('siem-owed');
+      expect(listed).toContain(`next leaf 0`);
+      expect(await s.page.getByTestId('retention-held-none').count()).toBe(0);
+      const scrollWidth = await s.page.evaluate(() => Math.max(document.documentElement.scrollWidth, document.body.scrollWidth));
+      expect(scrollWidth).toBeLessThanOrEqual(width);
+      await screenshot(s.page, `audit-integrity-held-${width}`);
+    }
+    expect(problems).toEqual([]);
+  }, 180_000);
 });

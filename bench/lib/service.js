@@ -59,7 +59,9 @@ async function dropNamedDatabase(name) {
 
 /** Starts dist/main.js (of this checkout, or of the checkout at `root`) on a free port; resolves once it answers. */
 async function startService(env, port, root = join(__dirname, '..', '..')) {
-  const child = spawn(process.execPath, [join(root, 'dist', 'main.js')], {
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for the service (e.g. `--cpu-prof --cpu-prof-dir=/tmp/x`).
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, join(root, 'dist', 'main.js')], {
     env: {
       ...process.env,
       JwtKey: JWT_KEY,

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AUDIT_COLUMNS, AuditRowText, AuditTableName, CANONICAL_TIMESTAMP, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
+import { AUDIT_COLUMNS, AUDIT_TABLES, AuditRowText, AuditTableName, CANONICAL_TIMESTAMP, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 
 /** CANONICAL_TIMESTAMP as a PostgreSQL regular expression (the same syntax), passed as a parameter. */
 export const CANONICAL_TIMESTAMP_SOURCE = CANONICAL_TIMESTAMP.source;
@@ -89,6 +89,74 @@ export function sealableSql(table: AuditTableName, alias: string, pattern: strin
   return `COALESCE(${checks.join(' AND ')}, false)`;
 }
 
+/** A leaf with its row, as leavesWithRows reads it: the row's columns (no dates, no Id) beside the leaf's. */
+export interface LeafWithRow {
+  leafIndex: number;
+  table: string;
+  rowId: string;
+  /** The leaf record's date, canonical text. */
+  rowDate: string;
+  /** Standard base64 (32 bytes: one line, encode() wraps only after 76 characters). */
+  rowHash: string;
+  leafHash: string;
+  /** Whether the row is still there (retention drops it). */
+  found: boolean | null;
+  /** Its canonical form, built by canonicalSql (null when gone, or not sealable as canonicalRow would refuse it). */
+  canonical: string | null;
+  /** The row's other columns, every audited table's under its own name (null where that table has none). */
+  [column: string]: string | number | boolean | null;
+}
+
+/**
+ * The row columns leavesWithRows returns (every table's, by name, except Id and dates): booleans as
+ * booleans, the rest as text, as byIds reads them. A name two tables use with different kinds would
+ * make the union ambiguous: refused at start.
+ */
+const ROW_COLUMNS: ReadonlyArray<{ name: string; bool: boolean }> = (() => {
+  const kinds = new Map<string, boolean>();
+  for (const table of AUDIT_TABLES)
+    for (const { name, kind } of AUDIT_COLUMNS[table]) {
+      if (kind === 'id' || kind === 'date') continue;
+      if (kinds.has(name) && kinds.get(name) !== (kind === 'bool')) throw new Error(`audit column ${name}: bool in one table, not in another`);
+      kinds.set(name, kind === 'bool');
+    }
+  return [...kinds].map(([name, bool]) => ({ name, bool }));
+})();
+
+/**
+ * Leaves $1 ≤ index < $2, each with its row's canonical form (canonicalSql: the sealer's own
+ * definition, not a second one) and columns, in one statement: one LATERAL per table, guarded by the
+ * leaf's table name, probing the row by its primary key (Id and date, so PostgreSQL prunes the
+ * partitions of other months at run time). A batch then costs one round trip and no canonical form is
+ * rebuilt in JavaScript (issue 30, bench/RESULTS.md). The row is the one with the leaf's Id and date:
+ * a row with the same Id and another date (inserted outside the log) is not the leaf's row, and a leaf
+ * whose own row is gone is sent as retention left it (row null, canonical null). $3:
+ * CANONICAL_TIMESTAMP_SOURCE.
+ */
+export const LEAVES_WITH_ROWS = (() => {
+  const laterals = AUDIT_TABLES.map((table, i) => {
+    const own = new Map(AUDIT_COLUMNS[table].map(({ name }) => [name, true]));
+    const columns = ROW_COLUMNS.filter(({ name }) => own.has(name)).map(({ name, bool }) => (bool ? `t."${name}"` : `t."${name}"::text AS "${name}"`));
+    return `LEFT JOIN LATERAL (
+      SELECT true AS "found", CASE WHEN ${sealableSql(table, 't', '$3')} THEN ${canonicalSql(table, 't')} END AS "canonical"${columns.map((c) => `, ${c}`).join('')}
+        FROM "${table}" t WHERE l."TableName" = '${table}' AND t."Id" = l."RowId" AND t."${LEAF_DATE_COLUMN[table]}" = l."RowCreatedDate"
+       LIMIT 1) r${i} ON true`;
+  });
+  const from = (name: string) => {
+    const having = AUDIT_TABLES.map((table, i) => (AUDIT_COLUMNS[table].some((c) => c.name === name) ? `r${i}."${name}"` : null)).filter((x) => x !== null);
+    return having.length === 1 ? having[0] : `COALESCE(${having.join(', ')})`;
+  };
+  const all = (name: string) => `COALESCE(${AUDIT_TABLES.map((_, i) => `r${i}."${name}"`).join(', ')})`;
+  return `SELECT l."LeafIndex"::float8 AS "leafIndex", l."TableName" AS "table", l."RowId"::text AS "rowId",
+         ${canonicalTimestampSql('l."RowCreatedDate"')} AS "rowDate",
+         encode(l."RowHash", 'base64') AS "rowHash", encode(l."LeafHash", 'base64') AS "leafHash",
+         ${all('found')} AS "found", ${all('canonical')} AS "canonical"${ROW_COLUMNS.map(({ name }) => `, ${from(name)} AS "${name}"`).join('')}
+    FROM "AuditLeaf" l
+    ${laterals.join('\n    ')}
+   WHERE l."LeafIndex" >= $1 AND l."LeafIndex" < $2
+   ORDER BY l."LeafIndex"`;
+})();
+
 /**
  * Reads the sealed tables (UserLogin, UserLogout, AuditRetentionRun) as the canonical form needs
  * them. Rows by Id; where a repeated Id returns two rows (possible once a table is partitioned), every
@@ -101,5 +169,16 @@ export class AuditedRowsRepository {
   async byIds(table: AuditTableName, ids: string[], tx?: EntityManager): Promise<AuditRowText[]> {
     if (ids.length === 0) return [];
     return (await (tx ?? this.dataSource.manager).query(SELECTS[table], [ids])) as AuditRowText[];
+  }
+
+  /** Leaves start ≤ index < end with their rows (LEAVES_WITH_ROWS), in order: what a security sink sends. */
+  async leavesWithRows(start: number, end: number): Promise<LeafWithRow[]> {
+    return this.dataSource.transaction(async (tx) => {
+      // Without JIT, for this statement only: once the tables' statistics grew, its planned cost
+      // passed jit_above_cost and PostgreSQL spent ~2.3 s compiling it for a 7 ms run, per batch
+      // (EXPLAIN ANALYZE, bench/RESULTS.md, issue 30). SET LOCAL ends with the transaction.
+      await tx.query('SET LOCAL jit = off');
+      return (await tx.query(LEAVES_WITH_ROWS, [start, end, CANONICAL_TIMESTAMP_SOURCE])) as LeafWithRow[];
+    });
   }
 }

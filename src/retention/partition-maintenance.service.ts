@@ -30,6 +30,13 @@ export abstract class AuditDropGate {
   abstract unacknowledged(lastLeafIndex: number): Promise<{ name: string; nextLeafIndex: number }[]>;
 }
 
+/** An audit partition past retention kept because active sinks have not acknowledged its leaves (contract 19). */
+export interface HeldPartition {
+  partition: string;
+  lastLeafIndex: number;
+  sinks: { name: string; nextLeafIndex: number }[];
+}
+
 /** What one run did, for the log and the tests. */
 export interface MaintenanceReport {
   /** False when another node held the partition lock (it did the work). */
@@ -39,7 +46,7 @@ export interface MaintenanceReport {
   moved: Record<string, number>;
   dropped: string[];
   /** Audit partitions past retention kept because an active sink has not acknowledged their leaves. */
-  heldForSinks: { partition: string; lastLeafIndex: number; sinks: { name: string; nextLeafIndex: number }[] }[];
+  heldForSinks: HeldPartition[];
 }
 
 /**
@@ -61,8 +68,37 @@ export class PartitionMaintenance {
     private readonly dropGate: AuditDropGate,
   ) {}
 
-  /** The last run's audit partitions held back for sinks (the Audit integrity page shows them). */
+  /** The last run's audit partitions held back for sinks, as this node saw them. */
   lastHeldForSinks: MaintenanceReport['heldForSinks'] = [];
+
+  /**
+   * The audit partitions past retention that an active sink holds back now (the Audit integrity page),
+   * read from the catalog and the sinks' cursors, so every node answers alike. Read-only; without the
+   * partition lock. Nothing to read but the catalog unless retention keeps a partition (it drops the
+   * others daily), so a page view costs one catalog query.
+   */
+  heldForSinksNow(): Promise<HeldPartition[]> {
+    const now = this.clock.now();
+    return this.partitions.reading(async (session) => {
+      const audit = RETAINED_TABLES.filter((table) => table.kind === 'audit');
+      const existing = await session.list(audit);
+      const held: HeldPartition[] = [];
+      for (const table of audit) {
+        for (const partition of expiredPartitions(existing.get(table.table) ?? [], retentionCutoff(now, this.retentionOf(table)))) {
+          const owed = await this.owed(session, table, partition);
+          if (owed) held.push(owed);
+        }
+      }
+      return held;
+    });
+  }
+
+  /** The active sinks that have not acknowledged the partition's last leaf, or null when none holds it. */
+  private async owed(session: PartitionSession, table: PartitionedTable, partition: ExistingPartition): Promise<HeldPartition | null> {
+    const lastLeafIndex = await session.lastLeaf(table.table, partition.name);
+    const sinks = lastLeafIndex === null ? [] : await this.dropGate.unacknowledged(lastLeafIndex);
+    return sinks.length > 0 ? { partition: partition.name, lastLeafIndex: lastLeafIndex!, sinks } : null;
+  }
 
   /** Partitions ahead only (at start, before the first request): cheap when nothing is missing. */
   ensurePartitions(): Promise<MaintenanceReport> {
@@ -153,10 +189,9 @@ export class PartitionMaintenance {
     for (const partition of expiredPartitions(partitions, retentionCutoff(now, this.retentionOf(table)))) {
       if (table.kind === 'audit') {
         // Contract 19: never drop rows whose events an active sink still owes its SIEM.
-        const lastLeafIndex = await session.lastLeaf(table.table, partition.name);
-        const sinks = lastLeafIndex === null ? [] : await this.dropGate.unacknowledged(lastLeafIndex);
-        if (sinks.length > 0) {
-          report.heldForSinks.push({ partition: partition.name, lastLeafIndex: lastLeafIndex!, sinks });
+        const owed = await this.owed(session, table, partition);
+        if (owed) {
+          report.heldForSinks.push(owed);
           continue;
         }
         await this.auditRecorder.recordDrop({

@@ -50,6 +50,19 @@ export class PartitionRepository {
       await runner.release();
     }
   }
+
+  /**
+   * Runs read-only `work` (the catalog, a partition's last leaf) on a pooled connection, with the
+   * request deadlines and without the partition lock: what a page asks while a run may be under way.
+   */
+  async reading<T>(work: (session: PartitionSession) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    try {
+      return await work(new PartitionSession(runner));
+    } finally {
+      await runner.release();
+    }
+  }
 }
 
 /** The partition statements on the job's connection. */

@@ -5,6 +5,7 @@ import { SinksModule } from '../sinks/sinks.module';
 import { AuditRetentionRunWriter } from './audit-retention-run.writer';
 import { AuditDropGate, AuditRetentionRecorder, PartitionMaintenance } from './partition-maintenance.service';
 import { PartitionRepository } from './partition.repository';
+import { RetentionController } from './retention.controller';
 import { RetentionScheduler } from './retention.scheduler';
 
 /**
@@ -13,6 +14,7 @@ import { RetentionScheduler } from './retention.scheduler';
  */
 @Module({
   imports: [SinksModule],
+  controllers: [RetentionController],
   providers: [AfterListening, PartitionRepository, PartitionMaintenance, RetentionScheduler, { provide: AuditRetentionRecorder, useClass: AuditRetentionRunWriter }, { provide: AuditDropGate, useExisting: SinkRetentionGate }],
   exports: [PartitionMaintenance],
 })

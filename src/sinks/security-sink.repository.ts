@@ -37,16 +37,17 @@ export interface SinkValues {
   active: boolean;
 }
 
-/** One statement reads a sink and its state: the latest checkpoint's size, and the leaf at its cursor. */
-const SELECT = `
+/** One statement reads a sink and its state: the latest checkpoint's size, and the leaf at its cursor. `from`: the table, or a CTE of its rows. */
+const selectFrom = (from: string) => `
   SELECT s."Id" AS "id", s."Name" AS "name", s."TypeId" AS "typeId", s."Url" AS "url", s."FormatId" AS "formatId",
          s."Secret" AS "secret", s."Headers" AS "headers", s."Active" AS "active", s."NextLeafIndex"::float8 AS "nextLeafIndex",
          s."LastDeliveredDate" AS "lastDeliveredDate", s."LastAttemptDate" AS "lastAttemptDate", s."LastError" AS "lastError",
          s."FailingSince" AS "failingSince", s."CreatedDate" AS "createdDate", s."CreatedUser" AS "createdUser",
          c."size" AS "treeSize", l."SealedDate" AS "oldestUnacknowledgedSealedDate"
-    FROM "SecuritySink" s
+    FROM ${from} s
    CROSS JOIN (SELECT COALESCE(max("TreeSize"), 0)::float8 AS "size" FROM "AuditCheckpoint") c
     LEFT JOIN "AuditLeaf" l ON l."LeafIndex" = s."NextLeafIndex" AND s."NextLeafIndex" < c."size"`;
+const SELECT = selectFrom('"SecuritySink"');
 
 /** Every statement on SecuritySink. The cursor moves only by compare-and-set, so two writers never interleave silently. */
 @Injectable()
@@ -139,6 +140,23 @@ export class SecuritySinkRepository {
       [id, from, to, at],
     )) as [unknown[], number];
     return rows[0].length > 0;
+  }
+
+  /**
+   * An acknowledged batch: moves the cursor from `from` to `to` as moveCursor does (compare-and-set,
+   * LastDeliveredDate, the failure state ended) and answers the sink as byId would read it after, in
+   * the same statement: a backlog then costs one round trip per batch here, not two (issue 30). Null
+   * when the cursor had moved meanwhile (a replay, another node) or the sink is gone.
+   */
+  async acknowledge(id: number, from: number, to: number, at: Date): Promise<SinkRow | null> {
+    const [row] = (await this.repository.query(
+      `WITH moved AS (
+         UPDATE "SecuritySink" SET "NextLeafIndex" = $3, "LastDeliveredDate" = $4, "LastAttemptDate" = $4, "LastError" = NULL, "FailingSince" = NULL
+          WHERE "Id" = $1 AND "NextLeafIndex" = $2 RETURNING *)
+       ${selectFrom('moved')}`,
+      [id, from, to, at],
+    )) as SinkRow[];
+    return row ?? null;
   }
 
   /** A failed attempt: LastError (bounded), FailingSince kept from the first failure. */

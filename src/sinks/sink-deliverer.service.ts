@@ -125,9 +125,16 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
     let warnedAt: number | null = null;
     /** The next batch, read while the current one is on its way (null on a read error: read again). */
     let ahead: { from: number; leaves: Promise<SealedLeaf[] | null> } | null = null;
+    /** The sink as the last acknowledgement left it (read in that statement), and whether the lock was checked since. */
+    let known: SinkRow | null = null;
+    let lockChecked = false;
     try {
       while (!this.stopping) {
-        const sink = await this.sinks.byId(id);
+        const sink: SinkRow | null = known ?? (await this.sinks.byId(id));
+        // Both hold for the iteration right after an acknowledgement only: after a pause, read and check again.
+        const lockFresh = lockChecked;
+        known = null;
+        lockChecked = false;
         if (!sink || !sink.active) return;
         const fingerprint = `${sink.typeId}|${sink.url}|${sink.formatId}|${sink.secret}|${sink.headers}`;
         if (fingerprint !== configuration) {
@@ -158,7 +165,7 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           await pause(IDLE_POLL_MS);
           continue;
         }
-        if (!(await this.stillLocked())) return;
+        if (!lockFresh && !(await this.stillLocked())) return;
         const prefetched: SealedLeaf[] | null = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
         ahead = null;
         const leaves: SealedLeaf[] = prefetched ?? (await this.feed.batch(sink.nextLeafIndex, SINK_BATCH, sink.treeSize));
@@ -191,7 +198,12 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         backoffMs = 0;
         retryAt = 0;
         warnedAt = null;
-        if (!(await this.sinks.moveCursor(id, sink.nextLeafIndex, after, this.clock.now(), true))) ahead = null;
+        // The next batch's lock check rides beside the acknowledgement: one round trip, not two.
+        const [moved, locked]: [SinkRow | null, boolean] = await Promise.all([this.sinks.acknowledge(id, sink.nextLeafIndex, after, this.clock.now()), this.stillLocked()]);
+        if (!locked) return;
+        lockChecked = true;
+        if (moved) known = moved;
+        else ahead = null;
       }
     } finally {
       sender?.close();

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { cefLine, cefValue, epochMilliseconds, octetCounted, ocsfEvent, SealedLeaf, syslogMessage, testEvent } from './sink-events';
+import { cefLine, cefValue, epochMilliseconds, octetCounted, ocsfEvent, ocsfJson, SealedLeaf, syslogMessage, testEvent } from './sink-events';
 import { factsOf } from './event-facts';
 
 const source = { origin: 'transaction-monitoring/audit/7', version: '0.1.0', instance: 'node a' };
@@ -9,12 +9,12 @@ const login = (row: Record<string, string | boolean | null>, leafIndex = 42): Se
   table: 'UserLogin',
   rowId: '9',
   rowDate: '2026-11-25T19:19:32.123999Z',
-  rowHash: hash('row'),
-  leafHash: hash('leaf'),
+  rowHash: hash('row').toString('base64'),
+  leafHash: hash('leaf').toString('base64'),
   row: { Id: '9', CreatedDate: '2026-11-25T19:19:32.123999Z', CreatedUser: 'alice', UserRegistryId: '7', TenantRegistryId: '1', AuthenticationTypeId: '1', Failed: false, FailureTypeId: null, FailureMessage: null, RemoteIp: '203.0.113.9', LocalIp: '10.0.0.5', UserAgent: 'curl/8.5.0', ...row },
   canonical: '["UserLogin","9"]',
   treeSize: 50,
-  rootHash: hash('root'),
+  rootHash: hash('root').toString('base64'),
 });
 
 describe('OCSF events (contract 19)', () => {
@@ -77,6 +77,33 @@ describe('OCSF events (contract 19)', () => {
     expect(ocsfEvent(change({ Failed: true }), source)).toMatchObject({ status_id: 2, status_detail: 'Refused', severity_id: 3 });
     expect(cefLine(change({}), source)).toMatch(/^CEF:0\|transaction-monitoring\|security\|0\.1\.0\|AdminChange:6\|Administrative change\|5\|.* suser=admin /);
     expect(factsOf('AdminChange', null).classUid).toBe(6003);
+  });
+
+  it('the event text is exactly what JSON.stringify writes of the event: keys in order, hostile strings escaped alike', () => {
+    const hostile = 'q"b\\s\nl\u2028\ud800\u0001é😀</script>';
+    const change = (row: Record<string, string | boolean | null>): SealedLeaf => ({
+      ...login({}),
+      table: 'AdminChange',
+      row: { CreatedUser: null, UserRegistryId: '1', ActionTypeId: '6', TargetTable: 'UserRegistry', TargetId: '5', TargetName: null, Failed: false, RemoteIp: null, UserAgent: null, ...row },
+    });
+    const leaves: SealedLeaf[] = [
+      login({}),
+      login({ Failed: true, FailureTypeId: null, FailureMessage: hostile, CreatedUser: hostile, RemoteIp: hostile, UserAgent: hostile }),
+      { ...login({}), rowDate: 'not a date', canonical: hostile },
+      { ...login({}), row: null, canonical: null },
+      change({}),
+      change({ Failed: 't', TargetTable: hostile }),
+      { ...login({}), table: 'AuditRetentionRun', row: { TableName: 'UserLogin' } },
+    ];
+    for (const leaf of leaves) {
+      const text = ocsfJson(leaf, { ...source, origin: hostile });
+      expect(JSON.stringify(JSON.parse(text))).toBe(text);
+      expect(JSON.stringify(ocsfEvent(leaf, { ...source, origin: hostile }))).toBe(text);
+    }
+    expect(JSON.parse(ocsfJson(leaves[1], source))).toMatchObject({ user: { name: hostile }, src_endpoint: { ip: hostile }, http_request: { user_agent: hostile }, status_detail: hostile });
+    expect(JSON.parse(ocsfJson(leaves[2], source))).toMatchObject({ time: null, unmapped: { canonical: hostile } });
+    expect(JSON.parse(ocsfJson(leaves[4], source))).toMatchObject({ user: { uid: '5' }, actor: { user: { uid: '1' } } });
+    expect(JSON.parse(ocsfJson(leaves[4], source)).user).toEqual({ uid: '5' });
   });
 
   it('time is rounded down, never up', () => {

@@ -13,12 +13,13 @@ export interface SealedLeaf {
   rowId: string;
   /** The leaf record's date, canonical text (microseconds). */
   rowDate: string;
-  rowHash: Buffer;
-  leafHash: Buffer;
+  /** Standard base64, as every event writes it (read so from the database: no Buffer per hash). */
+  rowHash: string;
+  leafHash: string;
   row: Row | null;
   canonical: string | null;
   treeSize: number;
-  rootHash: Buffer;
+  rootHash: string;
 }
 
 export interface EventSource {
@@ -39,55 +40,51 @@ export function epochMilliseconds(canonical: string): number {
 }
 
 export function leafRecordText(leaf: SealedLeaf): string {
-  return `${leaf.table}\n${leaf.rowId}\n${leaf.rowDate}\n${leaf.rowHash.toString('base64')}\n`;
+  return `${leaf.table}\n${leaf.rowId}\n${leaf.rowDate}\n${leaf.rowHash}\n`;
 }
 
 const STATUS = { success: { id: 1, name: 'Success' }, change: { id: 1, name: 'Success' }, failure: { id: 2, name: 'Failure' } } as const;
 const SEVERITY = { success: { id: 1, name: 'Informational' }, change: { id: 2, name: 'Low' }, failure: { id: 3, name: 'Medium' } } as const;
 
-const user = (u: { name: string | null; uid: string | null }) => ({ ...(u.name !== null ? { name: u.name } : {}), ...(u.uid !== null ? { uid: u.uid } : {}) });
+const json = JSON.stringify;
+/** A JSON number as JSON.stringify writes it (NaN and ±Infinity as null). */
+const num = (n: number): string => (Number.isFinite(n) ? String(n) : 'null');
+const userJson = (u: { name: string | null; uid: string | null }): string =>
+  u.name !== null ? (u.uid !== null ? `{"name":${json(u.name)},"uid":${json(u.uid)}}` : `{"name":${json(u.name)}}`) : u.uid !== null ? `{"uid":${json(u.uid)}}` : '{}';
 
-/** The OCSF 1.3 event of a leaf. Keys in a fixed order, so the same leaf always gives the same bytes. */
-export function ocsfEvent(leaf: SealedLeaf, source: EventSource, facts: EventFacts = factsOf(leaf.table, leaf.row)): Record<string, unknown> {
+/**
+ * The OCSF 1.3 event of a leaf as JSON text, keys in a fixed order, so the same leaf always gives the
+ * same bytes. Written as text (JSON.stringify only on the strings) rather than an object serialised
+ * whole: the deliverer writes one per leaf, and this is most of its CPU per event (bench/RESULTS.md,
+ * issue 30). The one definition of the event: ocsfEvent parses it.
+ */
+export function ocsfJson(leaf: SealedLeaf, source: EventSource, facts: EventFacts = factsOf(leaf.table, leaf.row)): string {
   const removed = leaf.row === null;
-  const event: Record<string, unknown> = {
-    class_uid: facts.classUid,
-    class_name: facts.className,
-    category_uid: facts.categoryUid,
-    category_name: facts.categoryName,
-    activity_id: facts.activityId,
-    activity_name: facts.activityName,
-    type_uid: facts.classUid * 100 + facts.activityId,
-    time: epochMilliseconds(leaf.rowDate),
-    status_id: removed ? 0 : STATUS[facts.outcome].id,
-    status: removed ? 'Unknown' : STATUS[facts.outcome].name,
-  };
-  if (facts.statusDetail !== null) event.status_detail = facts.statusDetail;
-  event.severity_id = SEVERITY[facts.outcome].id;
-  event.severity = SEVERITY[facts.outcome].name;
-  if (facts.user) event.user = user(facts.user);
-  if (facts.actor) event.actor = { user: user(facts.actor) };
-  if (facts.ip !== null) event.src_endpoint = { ip: facts.ip };
-  if (facts.userAgent !== null) event.http_request = { user_agent: facts.userAgent };
-  if (facts.authProtocol) {
-    event.auth_protocol = facts.authProtocol.name;
-    event.auth_protocol_id = facts.authProtocol.id;
-  }
-  event.metadata = {
-    uid: `${source.origin}/${leaf.leafIndex}`,
-    version: OCSF_VERSION,
-    product: { name: PRODUCT_NAME, vendor_name: PRODUCT_NAME, version: source.version },
-    log_name: leaf.table,
-  };
-  event.unmapped = {
-    leafIndex: leaf.leafIndex,
-    leafHash: leaf.leafHash.toString('base64'),
-    leafRecord: leafRecordText(leaf),
-    canonical: leaf.canonical,
-    treeSize: leaf.treeSize,
-    rootHash: leaf.rootHash.toString('base64'),
-  };
-  return event;
+  const status = STATUS[facts.outcome];
+  const severity = SEVERITY[facts.outcome];
+  let out =
+    `{"class_uid":${num(facts.classUid)},"class_name":${json(facts.className)},"category_uid":${num(facts.categoryUid)},` +
+    `"category_name":${json(facts.categoryName)},"activity_id":${num(facts.activityId)},"activity_name":${json(facts.activityName)},` +
+    `"type_uid":${num(facts.classUid * 100 + facts.activityId)},"time":${num(epochMilliseconds(leaf.rowDate))},` +
+    (removed ? '"status_id":0,"status":"Unknown"' : `"status_id":${status.id},"status":${json(status.name)}`);
+  if (facts.statusDetail !== null) out += `,"status_detail":${json(facts.statusDetail)}`;
+  out += `,"severity_id":${severity.id},"severity":${json(severity.name)}`;
+  if (facts.user) out += `,"user":${userJson(facts.user)}`;
+  if (facts.actor) out += `,"actor":{"user":${userJson(facts.actor)}}`;
+  if (facts.ip !== null) out += `,"src_endpoint":{"ip":${json(facts.ip)}}`;
+  if (facts.userAgent !== null) out += `,"http_request":{"user_agent":${json(facts.userAgent)}}`;
+  if (facts.authProtocol) out += `,"auth_protocol":${json(facts.authProtocol.name)},"auth_protocol_id":${num(facts.authProtocol.id)}`;
+  out +=
+    `,"metadata":{"uid":${json(`${source.origin}/${leaf.leafIndex}`)},"version":${json(OCSF_VERSION)},` +
+    `"product":{"name":${json(PRODUCT_NAME)},"vendor_name":${json(PRODUCT_NAME)},"version":${json(source.version)}},"log_name":${json(leaf.table)}}` +
+    `,"unmapped":{"leafIndex":${num(leaf.leafIndex)},"leafHash":${json(leaf.leafHash)},"leafRecord":${json(leafRecordText(leaf))},` +
+    `"canonical":${leaf.canonical === null ? 'null' : json(leaf.canonical)},"treeSize":${num(leaf.treeSize)},"rootHash":${json(leaf.rootHash)}}}`;
+  return out;
+}
+
+/** The OCSF 1.3 event of a leaf as an object: ocsfJson read back (the tests and the Test route compare objects). */
+export function ocsfEvent(leaf: SealedLeaf, source: EventSource, facts: EventFacts = factsOf(leaf.table, leaf.row)): Record<string, unknown> {
+  return JSON.parse(ocsfJson(leaf, source, facts)) as Record<string, unknown>;
 }
 
 /** CEF header field escaping: backslash and pipe. */
@@ -132,15 +129,19 @@ export const AUTHPRIV = 10;
 export function syslogMessage(leaf: SealedLeaf, source: EventSource, format: 'ocsf' | 'cef'): string {
   const facts = factsOf(leaf.table, leaf.row);
   const pri = AUTHPRIV * 8 + SYSLOG_SEVERITY[facts.outcome];
-  const body = format === 'cef' ? cefLine(leaf, source, facts) : JSON.stringify(ocsfEvent(leaf, source, facts));
-  const sd = `[leaf@32473 index="${leaf.leafIndex}" hash="${sdValue(leaf.leafHash.toString('base64'))}"]`;
+  const body = format === 'cef' ? cefLine(leaf, source, facts) : ocsfJson(leaf, source, facts);
+  const sd = `[leaf@32473 index="${leaf.leafIndex}" hash="${sdValue(leaf.leafHash)}"]`;
   return `<${pri}>1 ${leaf.rowDate} ${syslogField(source.instance, 255)} ${PRODUCT_NAME} - ${syslogField(leaf.table, 32)} ${sd} ${body}`;
+}
+
+/** RFC 6587 octet counting as text: `<length in bytes> <message>` (a batch is joined, then encoded once). */
+export function octetFrame(message: string): string {
+  return `${Buffer.byteLength(message, 'utf8')} ${message}`;
 }
 
 /** RFC 6587 octet counting: `<length in bytes> <message>`. */
 export function octetCounted(message: string): Buffer {
-  const bytes = Buffer.from(message, 'utf8');
-  return Buffer.concat([Buffer.from(`${bytes.length} `, 'ascii'), bytes]);
+  return Buffer.from(octetFrame(message), 'utf8');
 }
 
 /** The one event POST /api/SecuritySink/{id}/Test sends: outside the log (no leaf, no index), marked as a test. */

@@ -1,5 +1,5 @@
 import { boundText } from '../common/text';
-import { EventSource, octetCounted, ocsfEvent, SealedLeaf, syslogMessage, testEvent } from './sink-events';
+import { EventSource, octetCounted, octetFrame, ocsfJson, SealedLeaf, syslogMessage, testEvent } from './sink-events';
 import { SinkFormat, SinkType } from './sink-kinds';
 import { sinkTarget } from './sink-input';
 import { SyslogConnection, SyslogTarget } from './syslog-connection';
@@ -51,7 +51,10 @@ class WebhookSender implements SinkSender {
   }
 
   async send(leaves: SealedLeaf[]): Promise<void> {
-    const body = Buffer.from(`[${leaves.map((leaf) => JSON.stringify(ocsfEvent(leaf, this.source))).join(',')}]`, 'utf8');
+    // One text, one Buffer, one HMAC per batch (contract 19): no object per event (bench/RESULTS.md, issue 30).
+    let text = '[';
+    for (let i = 0; i < leaves.length; i++) text += (i === 0 ? '' : ',') + ocsfJson(leaves[i], this.source);
+    const body = Buffer.from(`${text}]`, 'utf8');
     const reply = await this.post(body, { 'x-leaf-first': String(leaves[0].leafIndex), 'x-leaf-last': String(leaves[leaves.length - 1].leafIndex) });
     if (reply.status < 200 || reply.status > 299) throw new Error(safe(`HTTP ${reply.status}${reply.body ? `: ${reply.body}` : ''}`));
   }
@@ -89,7 +92,9 @@ class SyslogSender implements SinkSender {
 
   async send(leaves: SealedLeaf[]): Promise<void> {
     if (!this.connection.connected) await this.connection.connect();
-    const frames = Buffer.concat(leaves.map((leaf) => octetCounted(syslogMessage(leaf, this.source, this.sink.format))));
+    let text = '';
+    for (const leaf of leaves) text += octetFrame(syslogMessage(leaf, this.source, this.sink.format));
+    const frames = Buffer.from(text, 'utf8');
     await this.connection.write(leaves[0].leafIndex, frames);
   }
 

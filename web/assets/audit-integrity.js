@@ -1,6 +1,7 @@
 // Administration > Security > Audit integrity (landlord administrators, contract 15): the latest
 // signed checkpoint of the tamper-evident audit log, what waits to be sealed and for how long, the
-// last retention run, and how to verify the log from outside (the verifier key and the command).
+// last retention run, the partitions retention keeps for security sinks, and how to verify the log
+// from outside (the verifier key and the command).
 import { api, problemLines } from './api.js';
 import { formatDate, formatNumber, h, notice } from './dom.js';
 import { content, startPage } from './layout.js';
@@ -59,10 +60,44 @@ function outsideCard(outside) {
 }
 
 /**
+ * GET /api/Audit/RetentionHeld (contract 19), as this page reads it.
+ * @typedef {{ partition: string, lastLeafIndex: number, sinks: { name: string, nextLeafIndex: number }[] }[]} RetentionHeld
+ */
+
+// Contract 19: audit partitions past retention that stay because an active sink owes their events to its SIEM.
+/** @param {RetentionHeld} held */
+function heldCard(held) {
+  return h(
+    'section',
+    { class: 'card', 'data-testid': 'retention-held' },
+    h('div', { class: 'card-head' }, h('h2', {}, 'Kept for security sinks'), h('span', { class: ['badge', held.length > 0 ? 'badge-warn' : 'badge-good'] }, held.length > 0 ? formatNumber(held.length) : 'None')),
+    held.length > 0
+      ? [
+          h('p', {}, 'These partitions are past retention but are kept until every active sink has acknowledged their leaves; the next retention run after that drops them.'),
+          h(
+            'ul',
+            { class: 'outside-rows', 'data-testid': 'retention-held-partitions' },
+            held.map((p) =>
+              h(
+                'li',
+                {},
+                h('code', { class: 'mono' }, p.partition),
+                ` leaves up to ${formatNumber(p.lastLeafIndex)}, owed by `,
+                p.sinks.map((sink, i) => [i > 0 ? ', ' : '', h('strong', {}, sink.name), ` (next leaf ${formatNumber(sink.nextLeafIndex)})`]),
+              ),
+            ),
+          ),
+        ]
+      : h('p', { 'data-testid': 'retention-held-none' }, 'None: retention keeps no partition for a sink.'),
+  );
+}
+
+/**
  * @param {AuditStatus} status
  * @param {AuditOutside} outside
+ * @param {RetentionHeld} held
  */
-function render(status, outside) {
+function render(status, outside, held) {
   const latest = status.latest;
   const checkpoint = h(
     'section',
@@ -127,12 +162,12 @@ function render(status, outside) {
     h('pre', { class: 'mono command', 'data-testid': 'verify-command' }, command),
   );
 
-  root.append(h('div', { class: 'audit-integrity' }, checkpoint, pending, outsideCard(outside), retention, verify));
+  root.append(h('div', { class: 'audit-integrity' }, checkpoint, pending, outsideCard(outside), retention, heldCard(held), verify));
 }
 
 try {
-  const [{ json }, outside] = await Promise.all([api('GET', '/api/Audit/Status'), api('GET', '/api/Audit/Outside')]);
-  render(json, outside.json);
+  const [{ json }, outside, held] = await Promise.all([api('GET', '/api/Audit/Status'), api('GET', '/api/Audit/Outside'), api('GET', '/api/Audit/RetentionHeld')]);
+  render(json, outside.json, held.json);
 } catch (error) {
   root.append(notice('error', problemLines(error)));
 }
