@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { createHash, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import type { CDPSession, Page } from 'playwright-core';
 import { startTestApp, StartOptions, TestApp } from './app';
@@ -162,6 +162,19 @@ export function noneAttestation(
   };
 }
 
+/** The COSE form (EC2, P-256, ES256) of a public key, as UserPasskey stores it; the library's CBOR. */
+export function cosePublicKey(publicKey: KeyObject): Buffer {
+  const jwk = publicKey.export({ format: 'jwk' });
+  const cose = new Map<number, number | Uint8Array>([
+    [1, 2],
+    [3, -7],
+    [-1, 1],
+    [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
+    [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
+  ]);
+  return Buffer.from(isoCBOR.encode(cose));
+}
+
 /**
  * A discoverable P-256 credential held in the test, as an authenticator holds it, for API tests that
  * need genuine assertions without a browser (what bench/passkey-sign-in.js signs with): its COSE public
@@ -173,19 +186,11 @@ export function softwarePasskey(origin: string, rpId = 'localhost'): {
   assert(challenge: string, options?: { userVerified?: boolean; counter?: number }): Record<string, unknown>;
 } {
   const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-  const jwk = publicKey.export({ format: 'jwk' });
-  const cose = new Map<number, number | Uint8Array>([
-    [1, 2],
-    [3, -7],
-    [-1, 1],
-    [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
-    [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
-  ]);
   const credentialId = randomBytes(32);
   const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
   return {
     credentialId,
-    publicKey: Buffer.from(isoCBOR.encode(cose)),
+    publicKey: cosePublicKey(publicKey),
     assert(challenge, { userVerified = true, counter = 0 } = {}) {
       const count = Buffer.alloc(4);
       count.writeUInt32BE(counter);
