@@ -381,8 +381,16 @@ describe('a passkey without user verification, then the passcode, in Chromium (c
     const { context, page } = await newSession(chromium);
     try {
       watchPage(page, problems);
-      // An authenticator that cannot verify its user: under "preferred" it answers with UP only.
-      const authenticator = await VirtualAuthenticator.add(page, { hasUserVerification: false, isUserVerified: false });
+      // An authenticator that does not verify its user, and a client that does not ask it to: what
+      // "preferred" allows (the options as served say "preferred"; the browser, not the server, decides).
+      const authenticator = await VirtualAuthenticator.add(page, { isUserVerified: false });
+      await page.route('**/api/Authentication/Passkey/Options', async (route) => {
+        const response = await route.fetch();
+        const json = await response.json();
+        expect(json.options.userVerification).toBe('preferred');
+        json.options.userVerification = 'discouraged';
+        await route.fulfill({ response, json });
+      });
       await authenticator.cdp.send('WebAuthn.addCredential', {
         authenticatorId: authenticator.id,
         credential: {
@@ -395,6 +403,7 @@ describe('a passkey without user verification, then the passcode, in Chromium (c
         },
       });
       await page.goto(`${c.origin}/Account/Login?returnUrl=%2FAccount%2FSessions`);
+      // The page's autofill request is answered at once by the authenticator; ByPasskey answers 202.
       await page.getByTestId('passkey-passcode').waitFor();
       expect(await page.locator('#step-mfa').isVisible()).toBe(true);
       expect(await page.context().cookies()).toEqual([]);
