@@ -189,6 +189,8 @@ export class UserPasskeyRepository {
       .update(UserPasskey)
       .set({ signCount: String(counter), backedUp })
       .where('"Id" = :id AND "SignCount" < :counter AND NOT "Deleted"', { id, counter })
+      // The sign-in's UserLogin row, committed before any answer, flushes it (NO_FLUSH_WAIT).
+      .andWhere(NO_FLUSH_WAIT)
       .returning('"Id"')
       .execute();
     const rows = result.raw as unknown[];
