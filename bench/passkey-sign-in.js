@@ -11,6 +11,8 @@
  * (medians), and their ratios. 2 workers each: more password sign-ins of one account in flight than
  * PasswordAttempts + 1 would lock it (decision 0012).
  * Run: npm run build && node bench/passkey-sign-in.js
+ * BENCH_ROOT=<dir holding dist/> runs another build (an earlier one, to compare in the same hour);
+ * BENCH_PORT picks the port (another engineer's bench may hold the default).
  */
 const { createHash, generateKeyPairSync, randomBytes, sign } = require('node:crypto');
 const { Pool } = require('pg');
@@ -88,6 +90,7 @@ async function main() {
   const service = await lib.startService(
     { ConnectionString: db.url, PasskeyRelyingPartyId: 'localhost', PasskeyOrigins: ORIGIN, SignInThrottle: '0' },
     PORT,
+    ...(process.env.BENCH_ROOT ? [process.env.BENCH_ROOT] : []),
   );
   try {
     await lib.signInAdministrator(service.url, ADMIN_PASSWORD);
@@ -124,7 +127,8 @@ async function main() {
     console.log(`| target | sign-ins/s | service CPU ms per sign-in | samples |\n|---|---|---|---|`);
     for (const r of rows) console.log(`| ${r.target} | ${r.perSecond.toFixed(1)} | ${r.cpuMs.toFixed(2)} | ${r.samples} |`);
     const [password, passkey] = rows;
-    console.log(`\npasskey/password sign-ins per second: ${(passkey.perSecond / password.perSecond).toFixed(2)}x; CPU per sign-in passkey/password: ${(passkey.cpuMs / password.cpuMs).toFixed(3)}`);
+    console.log(`\nbuild: ${process.env.BENCH_ROOT || 'this checkout'}; PostgreSQL (ConnectionString)`);
+    console.log(`passkey/password sign-ins per second: ${(passkey.perSecond / password.perSecond).toFixed(2)}x; CPU per sign-in passkey/password: ${(passkey.cpuMs / password.cpuMs).toFixed(3)}`);
   } finally {
     await service.stop();
     await db.drop();

@@ -4,7 +4,7 @@ import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
 import { PasskeyChallenges } from '../src/passkeys/passkey-challenges';
 import { AppSettings, SETTINGS } from '../src/config/config.module';
-import { noneAttestation } from './helpers/passkeys';
+import { noneAttestation, PasskeyNode, softwarePasskey, startPasskeyNode } from './helpers/passkeys';
 
 jest.setTimeout(180_000);
 
@@ -293,6 +293,125 @@ describe('passkeys over the API (contract 20)', () => {
     const third = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'pk-factor', password: 'wrong', passkey: { challengeId: first.json.challengeId, response: assertion(key.credentialId) } });
     expect(third.status).toBe(401);
     expect((await lastLogin()).FailureTypeId).toBe(5);
+  });
+});
+
+/**
+ * PasskeyUserVerification=preferred (contract 20): an assertion without user verification is only one
+ * factor, so with the passcode on (contract 7) the sign-in answers the 202 of a password's second
+ * factor, and the passcode completes it; with user verification it is both factors. Genuine
+ * assertions, signed in the test by a P-256 credential it holds (softwarePasskey).
+ */
+describe('PasskeyUserVerification=preferred with the passcode on', () => {
+  let t: PasskeyNode;
+  const PASSCODE = '12345678';
+
+  beforeAll(async () => {
+    t = await startPasskeyNode({ env: { PasskeyUserVerification: 'preferred', EnableMultifactorAuthentication: 'True', PasswordAttempts: '3' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  async function passkeyUser(name: string) {
+    const user = await insertUser(t, { name, password: PASSWORD });
+    const device = softwarePasskey(t.origin);
+    await t.db.query(
+      `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "SignCount", "Name", "CreatedDate") VALUES ($1, $2, $3, 0, 'soft', now())`,
+      [user.id, device.credentialId, device.publicKey],
+    );
+    return { user, device };
+  }
+
+  /** Options, then ByPasskey with an assertion of `device` over its challenge (and `mfa` when given). */
+  async function byPasskey(browser: Browser, device: ReturnType<typeof softwarePasskey>, userVerified: boolean, mfa?: string) {
+    const options = await browser.post('/api/Authentication/Passkey/Options', {});
+    expect(options.status).toBe(200);
+    expect(options.json.options.userVerification).toBe('preferred');
+    const response = device.assert(options.json.options.challenge as string, { userVerified });
+    return browser.post('/api/Authentication/ByPasskey', { challengeId: options.json.challengeId, response, ...(mfa === undefined ? {} : { mfa }) });
+  }
+
+  const rows = (userRegistryId: number) =>
+    t.db.query<{ AuthenticationTypeId: number; FailureTypeId: number | null }>(
+      `SELECT "AuthenticationTypeId", "FailureTypeId" FROM "UserLogin" WHERE "UserRegistryId" = $1 ORDER BY "Id"`,
+      [userRegistryId],
+    );
+
+  it('asks for the passcode after a passkey without user verification (202, no cookie, no row), and the passcode completes it', async () => {
+    const { user, device } = await passkeyUser('pk-preferred');
+    const browser = new Browser(t.url);
+    const first = await byPasskey(browser, device, false);
+    expect(first.status).toBe(202);
+    expect(first.json).toEqual({ mfaRequired: true });
+    expect(browser.cookies.size).toBe(0);
+    expect(await rows(user.id)).toEqual([]);
+
+    // A challenge answers once: the client signs a fresh one and sends the passcode with it.
+    const second = await byPasskey(browser, device, false, PASSCODE);
+    expect(second.status).toBe(200);
+    expect(second.json).toEqual({ token: expect.any(String), expiration: expect.any(String) });
+    expect(browser.cookies.size).toBe(2);
+    expect(await rows(user.id)).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null }]);
+    const [session] = await t.db.query<{ AuthenticationTypeId: number }>(`SELECT "AuthenticationTypeId" FROM "UserSession" WHERE "UserRegistryId" = $1`, [user.id]);
+    expect(session.AuthenticationTypeId).toBe(4);
+  });
+
+  it('refuses a wrong passcode after a passkey without user verification (401, FailureTypeId 11, counted toward the lockout)', async () => {
+    const { user, device } = await passkeyUser('pk-preferred-wrong');
+    const wrong = await byPasskey(new Browser(t.url), device, false, '00000000');
+    expect(wrong.status).toBe(401);
+    expect(wrong.json.detail).toBe('The user name, password or passcode is not valid.');
+    expect(await rows(user.id)).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: 11 }]);
+    const [state] = await t.db.query<{ FailedPasswordCount: number }>(`SELECT "FailedPasswordCount" FROM "UserRegistry" WHERE "Id" = $1`, [user.id]);
+    expect(state.FailedPasswordCount).toBe(1);
+  });
+
+  it('takes a passkey with user verification as both factors: signed in at once, no passcode asked', async () => {
+    const { user, device } = await passkeyUser('pk-preferred-uv');
+    const browser = new Browser(t.url);
+    const res = await byPasskey(browser, device, true);
+    expect(res.status).toBe(200);
+    expect(browser.cookies.size).toBe(2);
+    expect(await rows(user.id)).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null }]);
+    const [state] = await t.db.query<{ FailedPasswordCount: number; LastLoginDate: Date | null }>(
+      `SELECT "FailedPasswordCount", "LastLoginDate" FROM "UserRegistry" WHERE "Id" = $1`,
+      [user.id],
+    );
+    expect(state).toEqual({ FailedPasswordCount: 0, LastLoginDate: expect.any(Date) });
+  });
+
+  it('accepts a counter of 0 every time and keeps the stored one; a non-zero counter must move it forward (15 otherwise)', async () => {
+    const { user, device } = await passkeyUser('pk-counter');
+    const stored = async () => Number((await t.db.query<{ SignCount: string }>(`SELECT "SignCount" FROM "UserPasskey" WHERE "UserRegistryId" = $1`, [user.id]))[0].SignCount);
+    const signIn = async (counter: number) => {
+      const browser = new Browser(t.url);
+      const options = await browser.post('/api/Authentication/Passkey/Options', {});
+      return (await browser.post('/api/Authentication/ByPasskey', { challengeId: options.json.challengeId, response: device.assert(options.json.options.challenge as string, { counter }) })).status;
+    };
+    expect(await signIn(0)).toBe(200);
+    expect(await signIn(0)).toBe(200);
+    expect(await stored()).toBe(0);
+    expect(await signIn(5)).toBe(200);
+    expect(await stored()).toBe(5);
+    // A synced passkey (0) after counting ones still signs in and leaves the counter; going back is refused.
+    expect(await signIn(0)).toBe(200);
+    expect(await stored()).toBe(5);
+    expect(await signIn(5)).toBe(401);
+    expect(await signIn(3)).toBe(401);
+    expect(await stored()).toBe(5);
+    expect((await rows(user.id)).map((r) => r.FailureTypeId)).toEqual([null, null, null, null, 15, 15]);
+  });
+
+  it('refuses replaying the assertion of a 202 with the passcode (the challenge answered once: 14)', async () => {
+    const { user, device } = await passkeyUser('pk-preferred-replay');
+    const browser = new Browser(t.url);
+    const options = await browser.post('/api/Authentication/Passkey/Options', {});
+    const body = { challengeId: options.json.challengeId, response: device.assert(options.json.options.challenge as string, { userVerified: false }) };
+    expect((await browser.post('/api/Authentication/ByPasskey', body)).status).toBe(202);
+    const replay = await browser.post('/api/Authentication/ByPasskey', { ...body, mfa: PASSCODE });
+    expect(replay.status).toBe(401);
+    expect(await rows(user.id)).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: 14 }]);
   });
 });
 

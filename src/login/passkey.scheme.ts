@@ -1,5 +1,5 @@
 import { Body, Controller, Inject, Injectable, Post, Req, Res } from '@nestjs/common';
-import { ApiOkResponse, ApiNotFoundResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
+import { ApiAcceptedResponse, ApiOkResponse, ApiNotFoundResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
 import { Public } from '../access/decorators';
@@ -7,15 +7,14 @@ import { JsonBodyOnly } from '../common/body-rules';
 import { notFound, unauthorized } from '../common/problem';
 import { clientAddress } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { TokenDto } from './login.dto';
+import { MfaRequiredDto, TokenDto } from './login.dto';
 import { SignInFlow } from './sign-in-flow.service';
 import { Identified, SIGN_IN_FAILED, SignInFailure, SignInProof, SignInScheme } from './sign-in-scheme';
-import type { SignInAccount } from '../users/user-accounts.service';
 import { ChallengePurpose } from '../passkeys/passkey-challenge.entity';
 import { credentialIdOf, PasskeyCeremonies } from '../passkeys/passkey-ceremonies';
-import { PasskeyChallenges } from '../passkeys/passkey-challenges';
+import { challengeKey, PasskeyChallenges } from '../passkeys/passkey-challenges';
 import { PasskeyUsageWriter } from '../passkeys/passkey-usage.writer';
-import { PasskeyAssertionDto, PasskeyChallengeDto } from '../passkeys/passkeys.dto';
+import { PasskeyChallengeDto, PasskeySignInDto } from '../passkeys/passkeys.dto';
 import { PasskeyCredential, UserPasskeyRepository } from '../passkeys/user-passkey.repository';
 
 /** What a passkey sign-in carries from identification to its proof. */
@@ -24,6 +23,8 @@ export interface PasskeyEvidence {
   /** The challenge's bytes, or null when it was unknown, used, expired or of another purpose (then 14). */
   challenge: Buffer | null;
   response: unknown;
+  /** Set once the assertion verified: whether the authenticator verified its user (both factors then). */
+  userVerified?: boolean;
 }
 
 /**
@@ -31,10 +32,11 @@ export interface PasskeyEvidence {
  * the user (13 when no active passkey has it: no user named, counted by the address's throttle); the
  * flow checks the user's state (2, 3); the assertion and its challenge are the proof (14), checked
  * under a place in the lockout count like a password, and then the policy and counter (15). A passkey
- * with user verification is both factors: no passcode follows.
+ * with user verification is both factors: no passcode follows; one without it (accepted only under
+ * PasskeyUserVerification=preferred) is one factor, and the passcode, where on, follows (the flow's 202).
  */
 @Injectable()
-export class PasskeyScheme implements SignInScheme<PasskeyAssertionDto, PasskeyEvidence> {
+export class PasskeyScheme implements SignInScheme<PasskeySignInDto, PasskeyEvidence> {
   readonly type = AuthenticationTypeId.Passkey;
   readonly proof: SignInProof<PasskeyEvidence>;
 
@@ -42,14 +44,17 @@ export class PasskeyScheme implements SignInScheme<PasskeyAssertionDto, PasskeyE
     private readonly passkeys: UserPasskeyRepository,
     private readonly challenges: PasskeyChallenges,
     ceremonies: PasskeyCeremonies,
-    private readonly usage: PasskeyUsageWriter,
   ) {
     this.proof = {
       mismatch: FailureTypeId.PasskeyAssertionInvalid,
       missing: () => false,
-      verify: (account, { credential, challenge, response }) =>
-        // The account the flow found by name must be the passkey's own (a name freed and reused is not).
-        account.id === credential.userRegistryId ? ceremonies.verifyAssertion(credential, response, challenge) : Promise.resolve(false),
+      verify: async (account, evidence) => {
+        // The account must be the passkey's own (read by the credential's user id; checked all the same).
+        if (account.id !== evidence.credential.userRegistryId) return false;
+        const { verdict, userVerified } = await ceremonies.checkAssertion(evidence.credential, evidence.response, evidence.challenge);
+        evidence.userVerified = userVerified;
+        return verdict;
+      },
       // No secret is guessed here: the credential id already named the account.
       imitate: async () => undefined,
     };
@@ -59,17 +64,22 @@ export class PasskeyScheme implements SignInScheme<PasskeyAssertionDto, PasskeyE
     return null;
   }
 
-  async identify(input: PasskeyAssertionDto): Promise<Identified<PasskeyEvidence>> {
-    // Taken first, whatever follows: a challenge answers one attempt, right or wrong.
-    const challenge = await this.challenges.consume(input.challengeId, ChallengePurpose.SignIn);
-    const credentialId = credentialIdOf(input.response);
-    const credential = credentialId && (await this.passkeys.findActiveCredential(credentialId));
+  async identify(input: PasskeySignInDto): Promise<Identified<PasskeyEvidence>> {
+    // One statement: the challenge taken first, whatever follows (a challenge answers one attempt, right
+    // or wrong), the credential, and its user's state (the flow's account read, handed over).
+    const taken = await this.passkeys.takeForSignIn(challengeKey(input.challengeId), credentialIdOf(input.response));
+    const challenge = this.challenges.accept(taken.challenge, ChallengePurpose.SignIn);
+    const { credential, account } = taken;
     if (!credential) throw new SignInFailure(FailureTypeId.UnknownPasskey, 'no active passkey has this credential id');
-    return { userName: credential.userName, evidence: { credential, challenge, response: input.response } };
+    return { userName: credential.userName, account, evidence: { credential, challenge, response: input.response } };
   }
 
-  async beforeSession(_account: SignInAccount, _input: PasskeyAssertionDto, evidence: PasskeyEvidence, req: Request): Promise<void> {
-    this.usage.touch(evidence.credential.id, req.get('user-agent') ?? null);
+  bothFactors(evidence: PasskeyEvidence): boolean {
+    return evidence.userVerified === true;
+  }
+
+  passcode(input: PasskeySignInDto): string | undefined {
+    return input.mfa || undefined;
   }
 
   refusal(): Error {
@@ -88,10 +98,14 @@ export class PasskeySignInController {
     private readonly scheme: PasskeyScheme,
     private readonly challenges: PasskeyChallenges,
     private readonly ceremonies: PasskeyCeremonies,
+    private readonly usage: PasskeyUsageWriter,
     @Inject(SETTINGS) settings: AppSettings,
   ) {
     this.enabled = settings.passkeys;
   }
+
+  /** The request options but the challenge, built once (the same for every discoverable sign-in). */
+  private template?: ReturnType<PasskeyCeremonies['authenticationOptions']>;
 
   @Post('Passkey/Options')
   @Public()
@@ -100,21 +114,30 @@ export class PasskeySignInController {
   async options(@Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<PasskeyChallengeDto> {
     if (!this.enabled) throw notFound();
     const { id, challenge } = await this.challenges.issue(ChallengePurpose.SignIn, clientAddress(req));
+    this.template ??= this.ceremonies.authenticationOptions(Buffer.alloc(32));
     res.status(200);
-    return { challengeId: id, options: { ...(await this.ceremonies.authenticationOptions(challenge)) } };
+    return { challengeId: id, options: { ...(await this.template), challenge: challenge.toString('base64url') } };
   }
 
   @Post('ByPasskey')
   @Public()
   @JsonBodyOnly()
   @ApiOkResponse({ type: TokenDto, description: 'Signed in; both cookies set.' })
+  @ApiAcceptedResponse({
+    type: MfaRequiredDto,
+    description: 'The passkey did not verify its user (PasskeyUserVerification=preferred) and the passcode is on: post again with a fresh assertion plus `mfa`.',
+  })
   @ApiUnauthorizedResponse({ description: 'Any failure, one answer for every cause.' })
   @ApiNotFoundResponse({ description: 'Passkeys is off.' })
-  async byPasskey(@Body() body: PasskeyAssertionDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto> {
+  async byPasskey(@Body() body: PasskeySignInDto, @Req() req: Request, @Res({ passthrough: true }) res: Response): Promise<TokenDto | MfaRequiredDto> {
     if (!this.enabled) throw notFound();
     const result = await this.flow.run(this.scheme, body, req, res);
-    // The scheme has no second factor: a sign-in is either done or refused.
-    if (result.kind !== 'signedIn') throw unauthorized(SIGN_IN_FAILED);
+    if (result.kind === 'mfaRequired') {
+      // The passkey was one factor (no user verification): the passcode is asked for, as after a password.
+      res.status(202);
+      return { mfaRequired: true };
+    }
+    this.usage.touch(result.evidence.credential.id, req.get('user-agent') ?? null);
     res.status(200);
     return { token: result.issued.token, expiration: result.issued.expiration.toISOString() };
   }

@@ -39,10 +39,13 @@ export class SignInCompletion {
     req: Request,
     res: Response,
     recordSignIn: (manager: EntityManager) => Promise<void>,
+    /** A statement to run first in the same transaction (the sign-in's success); throwing rolls all back. */
+    first?: (manager: EntityManager) => Promise<void>,
   ): Promise<IssuedToken> {
     const context = requestContext(req);
     const start = this.clock.now();
     const sessionId = await this.transactions.run(async (manager) => {
+      await first?.(manager);
       await recordSignIn(manager);
       return this.sessions.start(
         { userRegistryId: identity.id, tenantRegistryId: identity.tenantRegistryId, authenticationTypeId: type, start, context },

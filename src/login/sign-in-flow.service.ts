@@ -92,9 +92,20 @@ export class SignInFlow {
    * row and its UserSession row in one transaction, the token, the cookies. Every sign-in's end, and
    * ChangePassword's new session.
    */
-  complete(account: EstablishedIdentity, type: AuthenticationTypeId, req: Request, res: Response): Promise<IssuedToken> {
-    return this.completion.complete(account, type, req, res, (manager) =>
-      this.record(type, { createdUser: account.name, account, failureTypeId: null }, req, manager),
+  complete(
+    account: EstablishedIdentity,
+    type: AuthenticationTypeId,
+    req: Request,
+    res: Response,
+    first?: (manager: EntityManager) => Promise<void>,
+  ): Promise<IssuedToken> {
+    return this.completion.complete(
+      account,
+      type,
+      req,
+      res,
+      (manager) => this.record(type, { createdUser: account.name, account, failureTypeId: null }, req, manager),
+      first,
     );
   }
 
@@ -128,10 +139,12 @@ export class SignInFlow {
     req: Request,
     res: Response,
   ): Promise<SignInResult<Evidence>> {
-    const { userName, evidence } = await scheme.identify(input, req, res);
+    const identified = await scheme.identify(input, req, res);
+    const { userName, evidence } = identified;
     let found: SignInAccount | null;
     try {
-      found = await this.accounts.findByName(userName);
+      // A scheme that read the account with its identification (one round trip) hands it over.
+      found = identified.account !== undefined ? identified.account : await this.accounts.findByName(userName);
     } catch (error) {
       throw scheme.unexpected ? scheme.unexpected(error, userName) : error;
     }
@@ -218,7 +231,8 @@ export class SignInFlow {
       }
     }
 
-    if (!passkeyVerified && this.settings.enableMultifactorAuthentication && scheme.passcode) {
+    // A proof that was both factors (a passkey with user verification) takes no passcode (contract 20).
+    if (!passkeyVerified && this.settings.enableMultifactorAuthentication && scheme.passcode && !scheme.bothFactors?.(evidence)) {
       const passcode = scheme.passcode(input);
       if (passcode === undefined) {
         await releaseOrRefuse();
@@ -228,10 +242,25 @@ export class SignInFlow {
     }
 
     // Before anything changes: a success that raced the lock is refused and changes nothing.
-    if (!(await this.accounts.recordSuccess(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
-    await scheme.beforeSession?.(account, input, evidence, req);
-    const issued = await this.complete(account, scheme.type, req, res);
-    return { kind: 'signedIn', issued, account, evidence };
+    if (scheme.beforeSession) {
+      if (!(await this.accounts.recordSuccess(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
+      await scheme.beforeSession(account, input, evidence, req);
+      return { kind: 'signedIn', issued: await this.complete(account, scheme.type, req, res), account, evidence };
+    }
+    // Nothing runs between the success and the session: the success is the first statement of the
+    // session's transaction (one commit fewer per sign-in); when it raced the lock, all of it rolls back
+    // and the attempt's count is given back after.
+    const raced = new SignInFailure(FailureTypeId.PasswordLocked, 'refused', userName, account);
+    try {
+      const issued = await this.complete(account, scheme.type, req, res, async (manager) => {
+        if (!(await this.accounts.recordSuccessIn(account.id, reserved, manager))) throw raced;
+      });
+      return { kind: 'signedIn', issued, account, evidence };
+    } catch (error) {
+      if (error !== raced) throw error;
+      if (reserved) await this.accounts.releaseAttempt(account.id);
+      throw raced;
+    }
   }
 
   /** The UserLogin row of a failed sign-in, whatever the scheme or the cause. */

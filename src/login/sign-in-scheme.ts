@@ -39,6 +39,12 @@ export interface Identified<Evidence> {
   userName: string;
   /** Scheme data the flow hands back untouched (the Negotiate response token, the OIDC return URL). */
   evidence: Evidence;
+  /**
+   * The account, when the scheme read it in the same statement as its identification (a passkey's
+   * credential and its user's state: one round trip); null when that user is gone. Undefined: the flow
+   * looks `userName` up.
+   */
+  account?: SignInAccount | null;
 }
 
 /**
@@ -89,6 +95,11 @@ export interface SignInScheme<Input, Evidence = undefined> {
    * this method takes no second factor (OpenID Connect: the provider owns it).
    */
   passcode?(input: Input): string | undefined;
+  /**
+   * True when the verified proof was both factors (a passkey with user verification, contract 20): no
+   * passcode follows. Asked only after the proof verified; without it, `passcode` applies as for a password.
+   */
+  bothFactors?(evidence: Evidence): boolean;
   /**
    * The passkey answering the second factor (contract 20), for a scheme that takes one; asked of users
    * who hold an active passkey (undefined asks for it: 202 with the challenge).

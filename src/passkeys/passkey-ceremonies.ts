@@ -124,7 +124,16 @@ export class PasskeyCeremonies {
    * never count); a non-zero one must move the stored one forward, atomically.
    */
   async verifyAssertion(credential: PasskeyCredential, response: unknown, challenge: Buffer | null): Promise<AssertionVerdict> {
-    if (!challenge) return FailureTypeId.PasskeyAssertionInvalid;
+    return (await this.checkAssertion(credential, response, challenge)).verdict;
+  }
+
+  /**
+   * {@link verifyAssertion}, also saying whether the authenticator verified its user (UV flag): under
+   * `PasskeyUserVerification=preferred` an accepted assertion without it is one factor only.
+   */
+  async checkAssertion(credential: PasskeyCredential, response: unknown, challenge: Buffer | null): Promise<{ verdict: AssertionVerdict; userVerified: boolean }> {
+    const refused = (verdict: AssertionVerdict): { verdict: AssertionVerdict; userVerified: boolean } => ({ verdict, userVerified: false });
+    if (!challenge) return refused(FailureTypeId.PasskeyAssertionInvalid);
     let info;
     try {
       const verified = await webauthn().verifyAuthenticationResponse({
@@ -134,25 +143,26 @@ export class PasskeyCeremonies {
         credential: { id: credential.credentialId.toString('base64url'), publicKey: new Uint8Array(credential.publicKey), counter: 0 },
         requireUserVerification: false,
       });
-      if (!verified.verified) return FailureTypeId.PasskeyAssertionInvalid;
+      if (!verified.verified) return refused(FailureTypeId.PasskeyAssertionInvalid);
       info = verified.authenticationInfo;
     } catch {
-      return FailureTypeId.PasskeyAssertionInvalid;
+      return refused(FailureTypeId.PasskeyAssertionInvalid);
     }
-    if (this.settings.passkeyUserVerification === 'required' && !info.userVerified) return FailureTypeId.PasskeyPolicy;
-    if (this.settings.passkeyDeviceBoundOnly && info.credentialDeviceType === 'multiDevice') return FailureTypeId.PasskeyPolicy;
+    if (this.settings.passkeyUserVerification === 'required' && !info.userVerified) return refused(FailureTypeId.PasskeyPolicy);
+    if (this.settings.passkeyDeviceBoundOnly && info.credentialDeviceType === 'multiDevice') return refused(FailureTypeId.PasskeyPolicy);
+    const accepted = { verdict: true as const, userVerified: info.userVerified };
     if (info.newCounter === 0) {
       // Only a change of the backed-up flag is written: a synced passkey's sign-in costs no UPDATE.
       if (info.credentialBackedUp !== credential.backedUp) await this.passkeys.noteBackedUp(credential.id, info.credentialBackedUp);
-      return true;
+      return accepted;
     }
     if (!(await this.passkeys.advanceCounter(credential.id, info.newCounter, info.credentialBackedUp))) {
       this.logger.warn(
         `passkey ${credential.id} of user ${credential.userRegistryId}: signature counter ${info.newCounter} is not above the stored ${credential.signCount} (a cloned authenticator?); refused`,
       );
-      return FailureTypeId.PasskeyPolicy;
+      return refused(FailureTypeId.PasskeyPolicy);
     }
-    return true;
+    return accepted;
   }
 }
 

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Clock } from '../common/clock';
 import { ProblemError } from '../common/problem';
 import { ChallengePurpose } from './passkey-challenge.entity';
-import { ChallengeBounds, PasskeyChallengeRepository } from './passkey-challenge.repository';
+import { acceptChallenge, ChallengeBounds, PasskeyChallengeRepository, TakenChallenge } from './passkey-challenge.repository';
 
 /** A challenge is valid this long (contract 20). */
 export const CHALLENGE_LIFETIME_MS = 2 * 60_000;
@@ -55,11 +55,21 @@ export class PasskeyChallenges {
 
   /** The challenge's bytes, taken for good; null when it is unknown, used, expired or not this one's. */
   async consume(id: unknown, purpose: ChallengePurpose, userRegistryId: number | null = null): Promise<Buffer | null> {
-    if (typeof id !== 'string' || !UUID.test(id)) return null;
-    return this.challenges.consume(id.toLowerCase(), purpose, userRegistryId, this.clock.now());
+    const key = challengeKey(id);
+    return key === null ? null : this.challenges.consume(key, purpose, userRegistryId, this.clock.now());
+  }
+
+  /** A challenge taken by another statement (a passkey sign-in's one read): its bytes, or null as `consume`. */
+  accept(row: TakenChallenge | null, purpose: ChallengePurpose): Buffer | null {
+    return acceptChallenge(row, purpose, null, this.clock.now());
   }
 
   purgeExpired(): Promise<void> {
     return this.challenges.purgeExpired(this.clock.now());
   }
+}
+
+/** The id as the table keys it (a lower-case UUID), or null when the caller's value cannot name a challenge. */
+export function challengeKey(id: unknown): string | null {
+  return typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : null;
 }

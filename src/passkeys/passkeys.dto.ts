@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
+import { IsObject, IsOptional, IsString, IsUUID, MaxLength, MinLength } from 'class-validator';
 
 /** A passkey's name: 1 to 64 characters once control characters are removed; not necessarily unique. */
 const NAME = { minLength: 1, maxLength: 64 } as const;
@@ -34,6 +34,19 @@ export class PasskeyAssertionDto {
   @ApiProperty({ type: 'object', additionalProperties: true, description: 'AuthenticationResponseJSON: `credential.toJSON()` of navigator.credentials.get().' })
   @IsObject()
   response!: Record<string, unknown>;
+}
+
+/**
+ * A passkey sign-in (contract 20). `mfa`: the passcode (contract 7), asked for by a 202 when the passkey
+ * did not verify its user (PasskeyUserVerification=preferred) and the passcode factor is on; the client
+ * posts again with a fresh assertion (a challenge answers once) plus `mfa`.
+ */
+export class PasskeySignInDto extends PasskeyAssertionDto {
+  @ApiPropertyOptional({ maxLength: 64, description: 'The passcode, when a 202 asked for it.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  mfa?: string;
 }
 
 /** A passkey as its owner and administrators see it. */

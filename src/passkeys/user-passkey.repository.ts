@@ -2,6 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { LastUse } from '../common/last-use-writer';
+import { SIGN_IN_ACCOUNT_COLUMNS, SIGN_IN_ACCOUNT_JOINS, SignInAccountRow } from '../users/user-registry.repository';
+import { NO_FLUSH_WAIT, TakenChallenge } from './passkey-challenge.repository';
 import { UserPasskey } from './user-passkey.entity';
 
 /** Most passkeys one user may hold at once: the exclude list and the lists stay small. */
@@ -17,6 +19,15 @@ export interface PasskeyCredential {
   signCount: number;
   transports: string | null;
   backedUp: boolean;
+}
+
+/** What a passkey sign-in's first statement found: its challenge taken, the credential, its user's account. */
+export interface SignInLookup {
+  /** The challenge row deleted (null: no such row); whether it is acceptable is acceptChallenge's. */
+  challenge: TakenChallenge | null;
+  credential: PasskeyCredential | null;
+  /** The credential's user when not deleted, with every state a sign-in checks (null: none). */
+  account: SignInAccountRow | null;
 }
 
 export type NewPasskey = Pick<
@@ -54,6 +65,65 @@ export class UserPasskeyRepository {
       [credentialId],
     );
     return rows[0] ?? null;
+  }
+
+  /**
+   * A passkey sign-in's reads in one statement (one round trip where there were three, bench/RESULTS.md
+   * issue 31): takes the challenge `challengeId` (DELETE … RETURNING: gone whatever follows, once
+   * however many nodes race for it), and reads the active passkey `credentialId` with its user's
+   * sign-in state (SIGN_IN_ACCOUNT_COLUMNS, the flow's own account read). Its commit does not wait for
+   * the WAL flush (NO_FLUSH_WAIT: the sign-in's UserLogin row, written before any answer, flushes it).
+   */
+  async takeForSignIn(challengeId: string | null, credentialId: Buffer | null): Promise<SignInLookup> {
+    const rows: Array<Record<string, unknown>> = await this.repository.query(
+      `WITH taken AS (
+         DELETE FROM "PasskeyChallenge" WHERE "Id" = $1::uuid
+         RETURNING "Challenge" AS challenge, "ExpiresDate" AS expires, "Purpose" AS purpose, "UserRegistryId" AS owner
+       ), credential AS (
+         SELECT p."Id" AS "passkeyId", p."UserRegistryId" AS "passkeyUser", n."Name" AS "userName", p."CredentialId" AS "credentialId",
+                p."PublicKey" AS "publicKey", p."SignCount"::float8 AS "signCount", p."Transports" AS transports, p."BackedUp" AS "backedUp"
+           FROM "UserPasskey" p JOIN "UserRegistry" n ON n."Id" = p."UserRegistryId"
+          WHERE p."CredentialId" = $2::bytea AND NOT p."Deleted"
+       )
+       SELECT t.challenge, t.expires, t.purpose, t.owner, c.*, a.*
+         FROM (SELECT 1 WHERE ${NO_FLUSH_WAIT}) one
+         LEFT JOIN taken t ON true
+         LEFT JOIN credential c ON true
+         LEFT JOIN LATERAL (
+           SELECT ${SIGN_IN_ACCOUNT_COLUMNS} FROM "UserRegistry" u ${SIGN_IN_ACCOUNT_JOINS}
+            WHERE u."Id" = c."passkeyUser" AND NOT u."Deleted"
+         ) a ON true`,
+      [challengeId, credentialId],
+    );
+    const row = rows[0] ?? {};
+    const challenge = row.challenge ? ({ challenge: row.challenge, expires: row.expires, purpose: row.purpose, owner: row.owner } as TakenChallenge) : null;
+    const credential =
+      row.passkeyId != null
+        ? ({
+            id: row.passkeyId,
+            userRegistryId: row.passkeyUser,
+            userName: row.userName,
+            credentialId: row.credentialId,
+            publicKey: row.publicKey,
+            signCount: row.signCount,
+            transports: row.transports,
+            backedUp: row.backedUp,
+          } as PasskeyCredential)
+        : null;
+    const account =
+      row.id != null
+        ? ({
+            id: row.id,
+            name: row.name,
+            passwordHash: row.passwordHash,
+            active: row.active,
+            passwordLocked: row.passwordLocked,
+            passwordExpiryDate: row.passwordExpiryDate,
+            wirePasswordHash: row.wirePasswordHash,
+            tenantRegistryId: row.tenantRegistryId,
+          } as SignInAccountRow)
+        : null;
+    return { challenge, credential, account };
   }
 
   /** The user's active passkeys, oldest first. */
@@ -119,6 +189,8 @@ export class UserPasskeyRepository {
       .update(UserPasskey)
       .set({ signCount: String(counter), backedUp })
       .where('"Id" = :id AND "SignCount" < :counter AND NOT "Deleted"', { id, counter })
+      // The sign-in's UserLogin row, committed before any answer, flushes it (NO_FLUSH_WAIT).
+      .andWhere(NO_FLUSH_WAIT)
       .returning('"Id"')
       .execute();
     const rows = result.raw as unknown[];

@@ -106,6 +106,15 @@ export class UserAccounts {
   }
 
   /**
+   * The same success as {@link recordSuccess} as the first statement of the caller's transaction (the
+   * session's: one commit fewer). On false the caller rolls back and then gives the attempt's count back
+   * ({@link releaseAttempt}): a release inside the rolled-back transaction would be undone with it.
+   */
+  recordSuccessIn(id: number, attempt: ReservedAttempt | null, tx: EntityManager): Promise<boolean> {
+    return this.users.recordSuccess(id, this.clock.now(), attempt ? this.clearBound(attempt) : null, tx);
+  }
+
+  /**
    * The highest count at which an attempt that verified right still wins: PasswordAttempts while it
    * holds an earlier place (so an attempt holding the last place, PasswordAttempts + 1, may still be a
    * wrong one about to lock), or its own place when it holds the last one itself. A higher count means

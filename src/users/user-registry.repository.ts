@@ -23,6 +23,18 @@ export interface SignInAccountRow {
   tenantRegistryId: number;
 }
 
+/**
+ * The columns of SignInAccountRow as raw SQL over `u` (UserRegistry), `r` (its RoleRegistry) and `t` (its
+ * TenantRegistry), joined by {@link SIGN_IN_ACCOUNT_JOINS}: for a statement that reads the account together
+ * with what identified it, in one round trip (a passkey's credential, contract 20). Must say what
+ * `signInAccounts()` below says; test/passkeys.e2e-spec.ts pins both through the refusals 2 and 3.
+ */
+export const SIGN_IN_ACCOUNT_COLUMNS = `u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash", u."Active" AND t."Active" AS active,
+  u."PasswordLocked" AS "passwordLocked", u."PasswordExpiryDate" AS "passwordExpiryDate", u."WirePasswordHash" AS "wirePasswordHash",
+  r."TenantRegistryId" AS "tenantRegistryId"`;
+/** The joins SIGN_IN_ACCOUNT_COLUMNS reads; `u` must also be NOT "Deleted" in the statement's condition. */
+export const SIGN_IN_ACCOUNT_JOINS = `JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId" JOIN "TenantRegistry" t ON t."Id" = r."TenantRegistryId"`;
+
 /** A user as the registry shows it: every column a page needs, never the password hash. */
 export interface UserRow {
   id: number;
@@ -310,8 +322,8 @@ export class UserRegistryRepository {
    * A successful sign-in: the count reset and LastLoginDate written, only while the account is not
    * locked and (when `countAtMost` is given) its count is at most that. False when it was not clear.
    */
-  async recordSuccess(id: number, now: Date, countAtMost: number | null): Promise<boolean> {
-    const query = this.repository
+  async recordSuccess(id: number, now: Date, countAtMost: number | null, tx?: EntityManager): Promise<boolean> {
+    const query = this.on(tx)
       .createQueryBuilder()
       .update(UserRegistry)
       .set({ failedPasswordCount: 0, lastLoginDate: now })

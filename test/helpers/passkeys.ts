@@ -1,4 +1,4 @@
-import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createHash, generateKeyPairSync, KeyObject, randomBytes, sign } from 'node:crypto';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
 import type { CDPSession, Page } from 'playwright-core';
 import { startTestApp, StartOptions, TestApp } from './app';
@@ -158,6 +158,54 @@ export function noneAttestation(
         attestationObject: Buffer.from(attestationObject).toString('base64url'),
         transports: ['internal'],
       },
+    },
+  };
+}
+
+/** The COSE form (EC2, P-256, ES256) of a public key, as UserPasskey stores it; the library's CBOR. */
+export function cosePublicKey(publicKey: KeyObject): Buffer {
+  const jwk = publicKey.export({ format: 'jwk' });
+  const cose = new Map<number, number | Uint8Array>([
+    [1, 2],
+    [3, -7],
+    [-1, 1],
+    [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
+    [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
+  ]);
+  return Buffer.from(isoCBOR.encode(cose));
+}
+
+/**
+ * A discoverable P-256 credential held in the test, as an authenticator holds it, for API tests that
+ * need genuine assertions without a browser (what bench/passkey-sign-in.js signs with): its COSE public
+ * key (the library's CBOR) to store, and assertions over a challenge with the flags and counter asked.
+ */
+export function softwarePasskey(origin: string, rpId = 'localhost'): {
+  credentialId: Buffer;
+  publicKey: Buffer;
+  assert(challenge: string, options?: { userVerified?: boolean; counter?: number }): Record<string, unknown>;
+} {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  const credentialId = randomBytes(32);
+  const sha256 = (data: Buffer | string): Buffer => createHash('sha256').update(data).digest();
+  return {
+    credentialId,
+    publicKey: cosePublicKey(publicKey),
+    assert(challenge, { userVerified = true, counter = 0 } = {}) {
+      const count = Buffer.alloc(4);
+      count.writeUInt32BE(counter);
+      // UP, and UV when the user was verified.
+      const authData = Buffer.concat([sha256(rpId), Buffer.from([0x01 | (userVerified ? 0x04 : 0)]), count]);
+      const clientDataJSON = Buffer.from(JSON.stringify({ type: 'webauthn.get', challenge, origin, crossOrigin: false }));
+      const signature = sign('sha256', Buffer.concat([authData, sha256(clientDataJSON)]), privateKey);
+      const id = credentialId.toString('base64url');
+      return {
+        id,
+        rawId: id,
+        type: 'public-key',
+        clientExtensionResults: {},
+        response: { clientDataJSON: clientDataJSON.toString('base64url'), authenticatorData: authData.toString('base64url'), signature: signature.toString('base64url') },
+      };
     },
   };
 }

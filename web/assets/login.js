@@ -93,6 +93,11 @@ let stage = 'credentials';
 let pending = null;
 /** With Negotiate, the passcode goes to ByNegotiateMfa instead. */
 let negotiateMfa = false;
+/**
+ * A passkey that did not verify its user (PasskeyUserVerification=preferred) is one factor: ByPasskey
+ * answered 202, and the passcode goes with a fresh assertion (a challenge answers once) to ByPasskey.
+ */
+let passkeyMfa = false;
 
 /** The 202 of a password sign-in that asks for a passkey (contract 20): its challenge, and whether a passcode may answer instead. @type {PasskeyPrompt | null} */
 let passkeyPrompt = null;
@@ -139,6 +144,7 @@ function validate() {
 }
 
 async function attempt() {
+  if (stage === 'mfa' && passkeyMfa) return passkeyWithPasscode();
   if (stage === 'mfa' && negotiateMfa) {
     const res = await api('POST', '/api/Authentication/ByNegotiateMfa', { mfa: passcode.value.trim() }, { on401: 'throw', accept: [401, 429] });
     if (res.status === 200) return done();
@@ -211,8 +217,17 @@ async function passkeyOptions() {
  * @param {string} challengeId @param {AuthenticationResponseJSON} response
  */
 async function signInWithPasskey(challengeId, response) {
-  const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId, response }, { on401: 'throw', accept: [401, 429] });
+  const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId, response }, { on401: 'throw', accept: [202, 401, 429] });
   if (res.status === 200) return done();
+  if (res.status === 202) {
+    // The passkey was one factor (it did not verify the user): the passcode completes the sign-in.
+    autofill?.abort();
+    autofill = null;
+    passkeyMfa = true;
+    clear(messages);
+    say('info', 'Enter your passcode; your passkey is then asked for once more.', 'passkey-passcode');
+    return show('mfa');
+  }
   say('error', res.status === 429 ? THROTTLED : 'Sign-in with the passkey failed. Try again, or use your password.', 'login-error');
   rearmAutofill();
 }
@@ -258,6 +273,25 @@ passkeyButton.addEventListener('click', async () => {
     passkeyButton.disabled = false;
   }
 });
+
+/** The passcode after a passkey that was one factor: a fresh assertion and the passcode to ByPasskey. */
+async function passkeyWithPasscode() {
+  const prompt = await passkeyOptions();
+  if (!prompt) return say('error', 'Passkey sign-in is not available right now.', 'login-error');
+  let response;
+  try {
+    response = await getPasskey(prompt.options);
+  } catch (error) {
+    return say(cancelled(error) ? 'info' : 'error', cancelled(error) ? 'No passkey was used. Use your passkey with the passcode to finish signing in.' : problemLines(error), 'login-error');
+  }
+  const res = await api('POST', '/api/Authentication/ByPasskey', { challengeId: prompt.challengeId, response, mfa: passcode.value.trim() }, { on401: 'throw', accept: [401, 429] });
+  if (res.status === 200) return done();
+  passkeyMfa = false;
+  passcode.value = '';
+  show('credentials');
+  say('error', res.status === 429 ? THROTTLED : GENERIC_FAILURE, 'login-error');
+  rearmAutofill();
+}
 
 /** The second factor after a right password: the passkey answers the 202's challenge (contract 20). */
 async function secondFactorPasskey() {
