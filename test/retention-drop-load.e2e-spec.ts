@@ -1,5 +1,5 @@
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
-import { AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
+import { PARTITIONED_AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -7,7 +7,7 @@ import { insertUser, signInAdministrator } from './helpers/users';
 const ROWS = 1_000_000;
 const WORKERS = 3;
 const PASSWORD = 'Dr1ll-Password-Strong!';
-const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
+const LOGIN = PARTITIONED_AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
 
 /**
  * The drill of issue 20: a UserLogin partition holding 1M rows is dropped by retention while sign-ins,

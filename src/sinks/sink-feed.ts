@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AuditCheckpointRepository } from '../audit-log/audit-checkpoint.repository';
 import { AuditLeafRepository } from '../audit-log/audit-leaf.repository';
 import { AuditedRowsRepository } from '../audit-log/audited-rows.repository';
-import { AUDIT_TABLES, canonicalRow, LEAF_DATE_COLUMN } from '../audit-log/canonical';
+import { SEALED_TABLES, canonicalRow, LEAF_DATE_COLUMN } from '../audit-log/canonical';
 import { SealedLeaf } from './sink-events';
 
 /**
@@ -26,7 +26,7 @@ export class SinkFeed {
     const leafDates = new Map(leaves.map((leaf) => [`${leaf.tableName}:${leaf.rowId}`, leaf.rowCreatedDate]));
     const rows = new Map<string, Record<string, string | boolean | null>>();
     await Promise.all(
-      AUDIT_TABLES.map(async (table) => {
+      SEALED_TABLES.map(async (table) => {
         const ids = leaves.filter((leaf) => leaf.tableName === table).map((leaf) => leaf.rowId);
         for (const row of await this.rows.byIds(table, ids)) {
           const key = `${table}:${row.Id as string}`;
