@@ -1,6 +1,6 @@
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { startTestApp, TestApp } from './helpers/app';
-import { call, createKey } from './helpers/api-keys';
+import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
@@ -53,7 +53,7 @@ describe('administrative changes (contract 18)', () => {
     const role = await landlord.post('/api/RoleRegistry', { name: 'Ops', tenantRegistryId: tenant.json.id, permissions: [35], active: true });
     expect(role.status).toBe(201);
     const bearer = { authorization: `Bearer ${token}` };
-    const user = await call(`${t.url}/api/UserRegistry`, 'POST', bearer, { name: 'alice', roleRegistryId: role.json.id, active: true, password: STRONG });
+    const user = await requestWithoutCookies(`${t.url}/api/UserRegistry`, 'POST', bearer, { name: 'alice', roleRegistryId: role.json.id, active: true, password: STRONG });
     expect(user.status).toBe(201);
     const renamed = await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Acme Bank' });
     expect(renamed.status).toBe(200);
@@ -91,7 +91,7 @@ describe('administrative changes (contract 18)', () => {
 
     // An API key: created and used for a change, revoked; the key value never stored or shown.
     const key = await createKey(t, landlord, admin.Id, { name: 'automation' });
-    const viaKey = await call(`${t.url}/api/UserRegistry/${user.json.id}/Password`, 'POST', { 'x-api-key': key.apiKey }, { password: RESET, wirePasswordHash: false });
+    const viaKey = await requestWithoutCookies(`${t.url}/api/UserRegistry/${user.json.id}/Password`, 'POST', { 'x-api-key': key.apiKey }, { password: RESET, wirePasswordHash: false });
     expect(viaKey.status).toBe(204);
     expect((await landlord.delete(`/api/UserRegistry/${admin.Id}/ApiKey/${key.id}`)).status).toBe(204);
     // Revoking again changes nothing: no second row.

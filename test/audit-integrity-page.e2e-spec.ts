@@ -1,7 +1,7 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 
@@ -22,7 +22,7 @@ describe('the Audit integrity page', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };

@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from './helpers/app';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 
@@ -55,7 +55,7 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
     expect(await t.db.query(`SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`, [foreign.id])).toEqual([]);
     const plain = await signIn('nobody-s');
     expect((await plain.post(`/api/UserRegistry/RevokeTokens/${foreign.id}`)).status).toBe(403);
-    expect((await call(`${t.url}/api/UserRegistry/RevokeTokens/${foreign.id}`, 'POST')).status).toBe(401);
+    expect((await requestWithoutCookies(`${t.url}/api/UserRegistry/RevokeTokens/${foreign.id}`, 'POST')).status).toBe(401);
   });
 
   it('the landlord administrator reaches every tenant', async () => {

@@ -1,7 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { OidcProvider, startOidcProvider } from './helpers/oidc-provider';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 
@@ -147,7 +147,7 @@ describe('the form_post callback and the CSRF rule', () => {
     await insertUser(formPost, { name: 'sameSiteUser', password });
     // Password sign-in is off on the OpenID Connect nodes: the cookie comes from a node of the same
     // deployment that has it (one database, one JwtKey).
-    const signedIn = await call(`${passwordOnly.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'sameSiteUser', password });
+    const signedIn = await requestWithoutCookies(`${passwordOnly.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'sameSiteUser', password });
     expect(signedIn.status).toBe(200);
     const cookies = Object.fromEntries(signedIn.setCookies.map(parseSetCookie).map((c) => [c.name, c.value]));
     expect(cookies['authentication-jwt']).toBeTruthy();
@@ -158,7 +158,7 @@ describe('the form_post callback and the CSRF rule', () => {
     expect(f.callback.headers.get('location')).toBe('/Administration');
     expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'sameSiteUser', Failed: false, AuthenticationTypeId: 3 });
     // Every other state-changing route still refuses the same request.
-    const other = await call(`${formPost.url}/api/Authentication/Logout`, 'POST', {
+    const other = await requestWithoutCookies(`${formPost.url}/api/Authentication/Logout`, 'POST', {
       cookie: `authentication-jwt=${cookies['authentication-jwt']}`,
       origin: idp.issuer,
       'sec-fetch-site': 'same-site',

@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from 'node:crypto';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { CapturedLogs } from './helpers/logs';
 import { passkeyPorts, PasskeyNode, startPasskeyNode, VirtualAuthenticator } from './helpers/passkeys';
 import { insertUser } from './helpers/users';
@@ -43,7 +43,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
   });
 
   async function session(viewport?: { width: number; height: number }): Promise<Page> {
-    const { context, page } = await newSession(chromium, { viewport });
+    const { context, page } = await openBrowserPage(chromium, { viewport });
     contexts.push(context);
     return watchPage(page, problems);
   }

@@ -1,6 +1,6 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { HttpReceiver } from './helpers/sink-receivers';
@@ -41,7 +41,7 @@ describe('the Sinks page', () => {
   });
 
   it('creates a sink, shows its state, tests, pauses and replays it, never shows the secret, at both widths', async () => {
-    const { page } = await newSession(chromium);
+    const { page } = await openBrowserPage(chromium);
     watchPage(page, problems);
     await signInThroughPage(page, t.url, 'Administrator', ADMIN_PASSWORD);
     expect(await open(page, 1366)).toBe(200);
@@ -96,7 +96,7 @@ describe('the Sinks page', () => {
   }, 120_000);
 
   it('a tenant administrator neither sees it nor may open it', async () => {
-    const { page } = await newSession(chromium);
+    const { page } = await openBrowserPage(chromium);
     await signInThroughPage(page, t.url, 'north.admin', STRONG);
     await page.goto(`${t.url}/`);
     await page.locator('body[data-ready="true"]').waitFor();

@@ -1,5 +1,5 @@
 import { ManualClock } from '../src/common/clock';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { createTestDatabase, TestDatabase } from './helpers/database';
@@ -24,7 +24,7 @@ let sequence = 0;
 const newAddress = () => `203.0.113.${++sequence}`;
 
 function signIn(node: TestApp, address: string, userName: string, password: string, forgedLeft = '198.51.100.1') {
-  return call(`${node.url}${SIGN_IN}`, 'POST', { 'x-forwarded-for': `${forgedLeft}, ${address}` }, { userName, password });
+  return requestWithoutCookies(`${node.url}${SIGN_IN}`, 'POST', { 'x-forwarded-for': `${forgedLeft}, ${address}` }, { userName, password });
 }
 const rowsOf = (db: TestDatabase, address: string) =>
   db.query<Row>(`SELECT "FailureTypeId", "AuthenticationTypeId", "CreatedUser", "RemoteIp", "Failed" FROM "UserLogin" WHERE "RemoteIp" = $1 ORDER BY "Id"`, [address]);
@@ -85,7 +85,7 @@ describe.each([
       { FailureTypeId: 12, AuthenticationTypeId: 1, CreatedUser: 'alice', RemoteIp: address, Failed: true },
     ]);
     // The reads name it.
-    const { json } = await call(`${a.url}/api/UserLogin?search=${address}&take=100`, 'GET', {
+    const { json } = await requestWithoutCookies(`${a.url}/api/UserLogin?search=${address}&take=100`, 'GET', {
       authorization: `Bearer ${(await signIn(a, newAddress(), 'auditor', STRONG)).json.token}`,
     });
     expect(json.rows.filter((r: { failureTypeId: number }) => r.failureTypeId === 12).map((r: { failureReason: string }) => r.failureReason)).toEqual([
@@ -142,7 +142,7 @@ describe('SignInThrottle=0 turns it off (contract 13)', () => {
   afterAll(async () => t.close());
 
   it('never answers 429', async () => {
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(`${t.url}${SIGN_IN}`, 'POST', {}, { userName: `n${i}`, password: 'x' })));
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => requestWithoutCookies(`${t.url}${SIGN_IN}`, 'POST', {}, { userName: `n${i}`, password: 'x' })));
     expect(answers.every((r) => r.status === 401)).toBe(true);
   });
 });

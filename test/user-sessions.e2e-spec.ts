@@ -5,7 +5,7 @@ import { SessionActivityWriter } from '../src/guard/session-activity.writer';
 import { SessionRetention } from '../src/session-store/session-retention.service';
 import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TEST_JWT_KEY, TestApp } from './helpers/app';
-import { call, createKey } from './helpers/api-keys';
+import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { Browser, parseSetCookie } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -253,14 +253,14 @@ describe('active sessions (contract 14)', () => {
       ['GET', SESSIONS],
       ['DELETE', `${SESSIONS}/${sid}`],
     ]) {
-      const withKey = await call(`${t.url}${path}`, method, { 'x-api-key': key.apiKey });
+      const withKey = await requestWithoutCookies(`${t.url}${path}`, method, { 'x-api-key': key.apiKey });
       expect(withKey.status).toBe(401);
       expect(withKey.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect((await call(`${t.url}${path}`, method)).status).toBe(401);
+      expect((await requestWithoutCookies(`${t.url}${path}`, method)).status).toBe(401);
     }
     expect((await sessionRow(sid)).EndedDate).toBeNull();
     // An API key has no session: using it creates no row.
-    expect((await call(`${t.url}${SESSION}`, 'GET', { 'x-api-key': key.apiKey })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}${SESSION}`, 'GET', { 'x-api-key': key.apiKey })).status).toBe(200);
     expect(await sessionRows(user.id)).toHaveLength(1);
   });
 

@@ -1,6 +1,6 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
@@ -22,7 +22,7 @@ describe('administration pages in a browser', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };

@@ -1,7 +1,7 @@
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { PAGES } from '../src/web/pages';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { seedTelemetry } from './helpers/web-data';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
@@ -37,7 +37,7 @@ describe('every page at desktop and phone width', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };

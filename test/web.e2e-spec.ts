@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
 import { LogoutReasonId } from '../src/audit/audit.types';
@@ -29,7 +29,7 @@ describe('web pages in a browser', () => {
   };
 
   const session = async (_who: string) => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watch(s.page);
     return s;
   };

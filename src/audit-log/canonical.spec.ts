@@ -1,4 +1,4 @@
-import { auditReferenceVectors, b64 } from '../../test/helpers/audit-reference';
+import { auditReferenceVectors, fromBase64 } from '../../test/helpers/audit-reference';
 import {
   AUDIT_COLUMNS,
   SEALED_TABLES,
@@ -56,7 +56,7 @@ describe('canonical form (contract 15)', () => {
       const record = leafRecord(table, leaf.RowID, leaf.RowCreatedDate, sha256(canonical));
       expect(record.toString('base64')).toBe(leaf.LeafRecord);
       expect(leafHash(record).toString('base64')).toBe(leaf.LeafHash);
-      expect(parseLeafRecord(record)).toEqual({ table, rowId: leaf.RowID, rowCreatedDate: leaf.RowCreatedDate, rowHash: b64(leaf.RowHash) });
+      expect(parseLeafRecord(record)).toEqual({ table, rowId: leaf.RowID, rowCreatedDate: leaf.RowCreatedDate, rowHash: fromBase64(leaf.RowHash) });
       expect(parseCanonicalRow(canonical).table).toBe(table);
     }
   });
