@@ -30,7 +30,7 @@ export type ColumnKind = 'id' | 'date' | 'int' | 'bool' | 'text';
  * AuditRetentionRun), with each column's JSON kind. The order is part of the hash: never reorder,
  * only a new table version could add columns.
  */
-export const AUDIT_COLUMNS: Record<SealedTableName, ReadonlyArray<{ name: string; kind: ColumnKind }>> = Object.freeze({
+const CANONICAL_COLUMNS = Object.freeze({
   UserLogin: Object.freeze([
     { name: 'Id', kind: 'id' },
     { name: 'CreatedDate', kind: 'date' },
@@ -89,6 +89,22 @@ export const AUDIT_COLUMNS: Record<SealedTableName, ReadonlyArray<{ name: string
     { name: 'UserAgent', kind: 'text' },
   ] as const),
 });
+
+/** A column of a sealed table's canonical form. */
+export interface CanonicalColumn<Name extends string = string> {
+  readonly name: Name;
+  readonly kind: ColumnKind;
+}
+
+/** The column names of `T`, as the list below spells them (so a description naming one is checked). */
+export type CanonicalColumnName<T extends SealedTableName> = (typeof CANONICAL_COLUMNS)[T][number]['name'];
+
+/**
+ * Each sealed table's columns, the one list of them: the canonical form and the sealer's SQL
+ * (audited-rows.repository.ts), Proof and the verifier read it, and so do the reads of UserLogin,
+ * UserLogout (audit/audit.tables.ts) and AdminChange (admin-changes/admin-change.table.ts).
+ */
+export const AUDIT_COLUMNS: { readonly [T in SealedTableName]: ReadonlyArray<CanonicalColumn<CanonicalColumnName<T>>> } = CANONICAL_COLUMNS;
 
 /** The column whose value is a leaf record's date: CreatedDate, or RunDate for a retention run. */
 export const LEAF_DATE_COLUMN: Record<SealedTableName, string> = Object.freeze({
