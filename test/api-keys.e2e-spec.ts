@@ -7,6 +7,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { requestWithoutCookies, checksumOf, createKey, encodeKey, flipChar, keyFields, sessionWithApiKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -160,7 +161,7 @@ describe('API keys (contract 5)', () => {
   });
 
   it('requires permission 35 and a user in the caller\'s tenant (landlord: any); 404 otherwise', async () => {
-    const tenantAdmin = await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant K', permissions: [35] });
+    const tenantAdmin = await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant K', permissions: [Permission.ReadWriteSecurityUser] });
     const colleague = await insertUser(t, { name: 'colleague', password: STRONG, tenantName: 'Tenant K' });
     const stranger = await insertUser(t, { name: 'stranger', password: STRONG, tenantName: 'Tenant L' });
     const plain = await insertUser(t, { name: 'plain', password: STRONG, tenantName: 'Tenant K' });
@@ -191,7 +192,7 @@ describe('API keys (contract 5)', () => {
     // Anonymous: 401.
     expect((await requestWithoutCookies(`${t.url}/api/UserRegistry/${plain.id}/ApiKey`, 'GET')).status).toBe(401);
     // A tenant administrator cannot mint a key for a user stronger than itself.
-    const stronger = await insertUser(t, { name: 'stronger', password: STRONG, tenantName: 'Tenant K', permissions: [34, 35] });
+    const stronger = await insertUser(t, { name: 'stronger', password: STRONG, tenantName: 'Tenant K', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     expect((await ta.post(`/api/UserRegistry/${stronger.id}/ApiKey`, { name: 'k' })).status).toBe(403);
   });
 

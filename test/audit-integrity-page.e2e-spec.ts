@@ -4,6 +4,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DESKTOP = 1366;
@@ -37,7 +38,7 @@ describe('the Audit integrity page', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     ({ browser: api } = await signInAdministrator(t));
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
   });
   afterAll(async () => {
     await chromium?.close();

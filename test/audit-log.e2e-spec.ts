@@ -12,6 +12,8 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const sha256 = (...parts: Buffer[]) => {
@@ -255,8 +257,8 @@ describe('tamper-evident audit log (contract 15)', () => {
         createdUser: `spooled-${i}`,
         userRegistryId: null,
         tenantRegistryId: null,
-        reasonId: 1,
-        outcomeId: 1,
+        reasonId: LogoutReasonId.UserLogout,
+        outcomeId: LogoutOutcomeId.Revoked,
         context: { remoteIp: '192.0.2.1', localIp: null, userAgent: 'spool' },
         sessionStartDate: null,
         cutByUser: null,
@@ -339,7 +341,7 @@ describe('tamper-evident audit log (contract 15)', () => {
   });
 
   it('is for landlord administrators only: a tenant administrator gets 403, an anonymous caller 401', async () => {
-    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [34, 35] });
+    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     const tenantAdmin = new Browser(t.url);
     expect((await tenantAdmin.post('/api/Authentication/ByUserNamePassword', { userName: 'tenant-admin', password: STRONG })).status).toBe(200);
     for (const path of ['PublicKey', 'Checkpoint', 'Checkpoints', 'Proof?table=UserLogin&id=1', 'Consistency?first=0&second=0', 'Leaves?start=0&end=1', 'RetentionRuns', 'Status']) {

@@ -7,6 +7,7 @@ import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const REDIS = 'redis://127.0.0.1:6379';
@@ -129,7 +130,7 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
     expect((await new Browser(a.url).get('/api/Authentication/Session', { cookie: cookieOf(ended.browser) })).status).toBe(401);
     expect((await new Browser(b.url).get('/api/Authentication/Session', { cookie: cookieOf(kept.browser) })).status).toBe(200);
     const [row] = await a.db.query<{ EndReasonId: number; EndedByUser: string }>(`SELECT * FROM "UserSession" WHERE "Id" = $1`, [ended.sid]);
-    expect(row).toMatchObject({ EndReasonId: 4, EndedByUser: 'two-sessions-across' });
+    expect(row).toMatchObject({ EndReasonId: LogoutReasonId.SessionEnded, EndedByUser: 'two-sessions-across' });
     void user;
     keptOnB.abort();
   });

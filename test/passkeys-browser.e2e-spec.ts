@@ -5,6 +5,7 @@ import { CapturedLogs } from './helpers/logs';
 import { passkeyPorts, PasskeyNode, startPasskeyNode, VirtualAuthenticator } from './helpers/passkeys';
 import { insertUser } from './helpers/users';
 import { PasskeyUsageWriter } from '../src/passkeys/passkey-usage.writer';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 jest.setTimeout(240_000);
 
@@ -99,7 +100,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     await page.waitForURL((url) => url.pathname === '/Account/Sessions');
     await page.locator('#sessions[data-loaded="true"]').waitFor();
     expect(await page.locator('.current-session').innerText()).toContain('Passkey');
-    expect(await loginRows('pk-autofill')).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-autofill' }]);
+    expect(await loginRows('pk-autofill')).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-autofill' }]);
     // The registration's password session, and this one (the clock stands still: same start).
     const sessions = await a.db.query<{ AuthenticationTypeId: number }>(
       `SELECT "AuthenticationTypeId" FROM "UserSession" WHERE "UserRegistryId" = $1 ORDER BY "AuthenticationTypeId"`,
@@ -158,7 +159,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     const answered = page.waitForResponse('**/api/Authentication/ByPasskey');
     await page.click('#passkey-login');
     expect((await answered).status()).toBe(200);
-    expect(await loginRows('pk-button')).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-button' }]);
+    expect(await loginRows('pk-button')).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-button' }]);
     await page.unroute('**/api/Authentication/ByPasskey');
 
     // The same assertion again, at either node: its challenge is used (14, counted toward the lockout).
@@ -243,8 +244,8 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     );
     // The registration's own sign-in, then this one: both password (1), both successes.
     expect(rows).toEqual([
-      { AuthenticationTypeId: 1, FailureTypeId: null },
-      { AuthenticationTypeId: 1, FailureTypeId: null },
+      { AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: null },
+      { AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: null },
     ]);
     await page.locator('#sessions[data-loaded="true"]').waitFor();
     expect(await page.locator('.current-session').innerText()).toContain('Username and Password');
@@ -290,7 +291,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
       `SELECT "AuthenticationTypeId", "FailureTypeId" FROM "UserLogin" WHERE "UserRegistryId" = $1 ORDER BY "Id" DESC LIMIT 1`,
       [attacker.id],
     );
-    expect(rows).toEqual([{ AuthenticationTypeId: 1, FailureTypeId: 14 }]);
+    expect(rows).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: FailureTypeId.PasskeyAssertionInvalid }]);
     // And the victim's challenge is gone with it.
     expect(await a.db.query(`SELECT 1 FROM "PasskeyChallenge" WHERE "Id" = $1`, [victimPrompt.challengeId])).toEqual([]);
   });

@@ -10,6 +10,7 @@ import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const DAY = 86_400_000;
 const LOGIN = PARTITIONED_AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
@@ -70,7 +71,7 @@ describe('retention without deletes: audit trails partitioned by month, every dr
     await maintenance.applyRetention();
     let admin;
     ({ token, browser: admin } = await signInAdministrator(t));
-    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [35] });
+    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
     const apiKey = (await createKey(t, admin, auditor.id)).apiKey as string;
     const verifierKey = (await admin.get('/api/Audit/PublicKey')).json.verifierKey as string;
     verifierArgs = ['--url', t.url, '--api-key', apiKey, '--verifier-key', verifierKey];

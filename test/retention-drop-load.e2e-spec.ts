@@ -3,6 +3,7 @@ import { PARTITIONED_AUDIT_TABLES, partitionName, periodStart } from '../src/ret
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const ROWS = 1_000_000;
 const WORKERS = 3;
@@ -26,7 +27,7 @@ describe('sign-in, logout and reads keep answering while a 1M-row partition is d
     await signInAdministrator(t);
     // One user per worker: a logout ends every session of its user (service.md 3.2), so workers sharing
     // one user would revoke each other's fresh tokens, a race of the drill and not of the drop.
-    for (let w = 0; w < WORKERS; w++) await insertUser(t, { name: `drill-${w}`, password: PASSWORD, landlord: true, permissions: [35] });
+    for (let w = 0; w < WORKERS; w++) await insertUser(t, { name: `drill-${w}`, password: PASSWORD, landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
     // The old month's partition, made by the job from one row dated then; then 1M rows written into it
     // in one statement, as the superuser with triggers off (a fixture: these rows are not sealed, and
     // the sealer need not work through a million of them before the drill).

@@ -5,6 +5,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { HttpReceiver } from './helpers/sink-receivers';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const SECRET = 'page-signing-key-0123456789';
@@ -31,7 +32,7 @@ describe('the Sinks page', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     ({ browser: api } = await signInAdministrator(t));
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     await receiver.start();
   });
   afterAll(async () => {

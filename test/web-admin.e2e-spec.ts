@@ -4,6 +4,7 @@ import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroug
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const NORA_FIRST = 'First-Passw0rd-Nora';
@@ -66,7 +67,7 @@ describe('administration pages in a browser', () => {
       `SELECT r."Id", r."TenantRegistryId", ARRAY(SELECT p."PermissionSpecificationId" FROM "RoleRegistryPermission" p WHERE p."RoleRegistryId" = r."Id") AS "Permissions"
          FROM "RoleRegistry" r WHERE r."Name" = 'User administrators'`,
     );
-    expect(role).toEqual({ Id: expect.any(Number), TenantRegistryId: tenant.Id, Permissions: [35] });
+    expect(role).toEqual({ Id: expect.any(Number), TenantRegistryId: tenant.Id, Permissions: [Permission.ReadWriteSecurityUser] });
     await expect(admin.locator('table.roles[data-tenant="Bank North"] tr[data-role="User administrators"]').innerText()).resolves.toMatch(/Read Write Security User/);
     await screenshot(admin, 'admin-role-created');
 

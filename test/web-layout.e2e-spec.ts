@@ -5,6 +5,7 @@ import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPag
 import { Browser } from './helpers/http';
 import { seedTelemetry } from './helpers/web-data';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DESKTOP = 1366;
@@ -45,7 +46,7 @@ describe('every page at desktop and phone width', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     const { browser: admin } = await signInAdministrator(t);
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'north.teller', password: STRONG, tenantName: 'Bank North' });
     await insertUser(t, { name: 'north.new.starter', password: STRONG, tenantName: 'Bank North', expired: true });
     await seedTelemetry(t);

@@ -5,6 +5,7 @@ import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroug
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
 import { LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const GENERIC = /Sign-in failed\. Check your user name and password/;
@@ -377,7 +378,7 @@ describe('web pages in a browser', () => {
   });
 
   it('a tenant administrator sees the Security pages but not telemetry', async () => {
-    await insertUser(t, { name: 'tenant.admin', password: STRONG, tenantName: 'Tenant B', permissions: [35] });
+    await insertUser(t, { name: 'tenant.admin', password: STRONG, tenantName: 'Tenant B', permissions: [Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'tenant.b.user', password: STRONG, tenantName: 'Tenant B' });
     const { page, context } = await session('tenant.admin');
     await signInThroughPage(page, t.url, 'tenant.admin', STRONG, '/Administration/Security/Users');
