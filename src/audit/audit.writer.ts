@@ -295,32 +295,42 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
   /** The row of an entry: each of its own columns (LOGOUT_LINE), absent ones null, and its request's. */
   private logoutRow(entry: UserLogoutEntry & LogoutIdentity): NewUserLogout {
     const row: Record<string, unknown> = {};
-    for (const key of LOGOUT_FIELDS) row[key] = entry[key] ?? null;
+    for (const { key } of LOGOUT_LINE) row[key] = entry[key] ?? null;
     return { ...(row as Omit<NewUserLogout, keyof RequestContext>), id: entry.id!, ...requestColumns(entry.context) };
   }
 }
 
 /** The UserLogout columns an entry carries itself: all but the request's, which travel in its context. */
 type LogoutField = Exclude<Uncapitalize<CanonicalColumnName<'UserLogout'>>, keyof RequestContext>;
-const LOGOUT_FIELDS = AUDIT_COLUMNS.UserLogout.map(({ name }) => (name.charAt(0).toLowerCase() + name.slice(1)) as Uncapitalize<typeof name>).filter(
-  (key): key is LogoutField => !(key in requestColumns(null)),
-);
 
 /** How a spooled value of each canonical kind reads back (a value of the wrong type reads as null). */
-const READ_KIND: Record<Exclude<ColumnKind, 'bool'>, (value: unknown) => unknown> = { id: field.bigint, date: field.date, int: field.id, text: field.text };
-/** Fields a line must have to be a row (a torn or foreign line has not): the table's NOT NULL columns but the Id, which a line spooled by an older build lacks. */
+const READ_KIND: Record<ColumnKind, (value: unknown) => unknown> = {
+  id: field.bigint,
+  date: field.date,
+  int: field.id,
+  text: field.text,
+  bool: (value) => (typeof value === 'boolean' ? value : null),
+};
+
+/**
+ * Fields a line must have to be a row (a torn or foreign line has not): the table's NOT NULL columns
+ * but the Id, absent from a line spooled by an older build (such a row is checked against the table
+ * before it is written).
+ */
 const LOGOUT_LINE_REQUIRED: readonly LogoutField[] = ['createdDate', 'reasonId', 'outcomeId'];
 
 /**
- * How each field of a spooled UserLogout line reads back, by its kind in the canonical list: the line,
- * its bounding and its parser follow from that list, so a new column is spooled without a change here.
+ * Each field of a spooled UserLogout line (the entry's own columns, in the canonical list's order)
+ * and how it reads back, by its kind there: the line, the row written from it, its bounding and its
+ * parser follow from that list, so a new column is kept through an outage without a change here.
  */
-const LOGOUT_LINE: ReadonlyArray<{ key: LogoutField; read: (value: unknown) => unknown; required: boolean }> = AUDIT_COLUMNS.UserLogout.flatMap(({ name, kind }) => {
-  const key = (name.charAt(0).toLowerCase() + name.slice(1)) as LogoutField;
-  if (!LOGOUT_FIELDS.includes(key)) return [];
-  if (kind === 'bool') throw new Error(`UserLogout.${name}: no spool reader for a boolean column`);
-  return [{ key, read: READ_KIND[kind], required: LOGOUT_LINE_REQUIRED.includes(key) }];
-});
+const LOGOUT_LINE: ReadonlyArray<{ key: LogoutField; read: (value: unknown) => unknown; required: boolean }> = AUDIT_COLUMNS.UserLogout.flatMap(
+  ({ name, kind }) => {
+    const key = (name.charAt(0).toLowerCase() + name.slice(1)) as Uncapitalize<typeof name>;
+    if (key in requestColumns(null)) return [];
+    return [{ key: key as LogoutField, read: READ_KIND[kind], required: LOGOUT_LINE_REQUIRED.includes(key as LogoutField) }];
+  },
+);
 const CONTEXT_LINE: { [K in keyof RequestContext]-?: (value: unknown) => RequestContext[K] } = {
   remoteIp: field.text,
   localIp: field.text,
