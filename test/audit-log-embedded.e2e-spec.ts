@@ -11,9 +11,9 @@ import { loadSettings } from '../src/config/settings';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { firstAdministratorSignIn } from './helpers/users';
+import { fromBase64 } from './helpers/audit-reference';
 
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
-const fromBase64 = (text: string) => Buffer.from(text, 'base64');
 
 /**
  * The audit log on the embedded default (PGlite, no ConnectionString, no AuditSigningKey): the

@@ -14,6 +14,7 @@ import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
 import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 import { Permission } from '../src/access/permissions';
+import { fromBase64 } from './helpers/audit-reference';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const sha256 = (...parts: Buffer[]) => {
@@ -21,7 +22,6 @@ const sha256 = (...parts: Buffer[]) => {
   for (const part of parts) hash.update(part);
   return hash.digest();
 };
-const fromBase64 = (text: string) => Buffer.from(text, 'base64');
 
 /** The same Ed25519 key for every node of the file, as a cluster would be configured. */
 const SIGNING_KEY = (generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string).replace(/\n/g, '\\n');
