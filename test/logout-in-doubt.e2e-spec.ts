@@ -82,7 +82,7 @@ describe('a UserLogout row whose write is in doubt is written once (PostgreSQL)'
     await writeEverythingKept();
     const { rows, enqueued } = await rowsAfter(mark);
     // One row: the revocation, which did commit (the token is revoked), not a second "could not be written".
-    expect(rows.map((row) => row.OutcomeId)).toEqual([1]);
+    expect(rows.map((row) => row.OutcomeId)).toEqual([LogoutOutcomeId.Revoked]);
     expect(enqueued).toBe(1);
     expect((await new Browser(t.url).get('/api/Authentication/Session', { authorization: `Bearer ${token}` })).status).toBe(401);
   }, 120_000);
@@ -104,7 +104,7 @@ describe('a UserLogout row whose write is in doubt is written once (PostgreSQL)'
     await writeEverythingKept();
     expect(fired).toBe(true);
     const { rows, enqueued } = await rowsAfter(mark);
-    expect(rows.map((row) => row.OutcomeId)).toEqual([3]);
+    expect(rows.map((row) => row.OutcomeId)).toEqual([LogoutOutcomeId.RevocationFailed]);
     expect(enqueued).toBe(1);
   }, 120_000);
 });

@@ -114,7 +114,7 @@ describe('second factor with the bundled mock (contract 7)', () => {
       expect(state.PasswordLocked).toBe(true);
       // Locked now: even the right password and passcode are refused.
       expect((await signIn(browser, 'carol', PASSCODE)).status).toBe(401);
-      expect((await logins('carol')).map((row) => row.FailureTypeId)).toEqual([11, 11, 11, 11, 3]);
+      expect((await logins('carol')).map((row) => row.FailureTypeId)).toEqual([...Array(4).fill(FailureTypeId.SecondFactorRejected), FailureTypeId.PasswordLocked]);
     });
 
     it('a right passcode resets the failure count left by wrong ones', async () => {

@@ -4,7 +4,7 @@ import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 import { loadKerberos } from '../src/login/negotiate-acceptor';
-import { AuthenticationTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos
@@ -203,7 +203,7 @@ describe('Negotiate sign-in with the second factor (contract 7)', () => {
     const locked = await new Browser(t.url).post('/api/Authentication/ByNegotiateMfa', { mfa: PASSCODE }, await negotiate('bob'));
     expect(locked.status).toBe(401);
     const rows = await logins(t, 'bob');
-    expect(rows.map((row) => row.FailureTypeId)).toEqual([11, 11, 11, 11, 3]);
+    expect(rows.map((row) => row.FailureTypeId)).toEqual([...Array(4).fill(FailureTypeId.SecondFactorRejected), FailureTypeId.PasswordLocked]);
     expect(rows.every((row) => row.FailureMessage === null && row.AuthenticationTypeId === AuthenticationTypeId.Negotiate)).toBe(true);
   });
 });
