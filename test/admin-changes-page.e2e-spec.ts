@@ -1,6 +1,6 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
 
@@ -32,7 +32,7 @@ describe('the AdminChanges page', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     ({ browser: api } = await signInAdministrator(t));
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     page = s.page;
     await signInThroughPage(page, t.url, 'Administrator', ADMIN_PASSWORD);

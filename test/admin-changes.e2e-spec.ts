@@ -1,10 +1,12 @@
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { startTestApp, TestApp } from './helpers/app';
-import { call, createKey } from './helpers/api-keys';
+import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator, signInTenantAdministrator } from './helpers/users';
+import { ActionTypeId, CredentialTypeId } from '../src/admin-changes/admin-change.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const RESET = 'Reset-Passw0rd-Value!';
@@ -40,8 +42,8 @@ describe('administrative changes (contract 18)', () => {
 
   it('writes no row for the first sign-in bookkeeping but one PasswordChanged for its forced change', async () => {
     const all = await rows(t);
-    expect(all.filter((r) => r.CredentialTypeId === 4)).toEqual([]);
-    const changed = all.filter((r) => r.ActionTypeId === 9);
+    expect(all.filter((r) => r.CredentialTypeId === CredentialTypeId.Database)).toEqual([]);
+    const changed = all.filter((r) => r.ActionTypeId === ActionTypeId.PasswordChanged);
     expect(changed).toHaveLength(1);
     expect(changed[0]).toMatchObject({ CreatedUser: 'Administrator', TargetTable: 'UserRegistry', TargetName: 'Administrator', Failed: false, Changes: '{"password":["(secret)","(secret)"]}' });
   });
@@ -50,14 +52,14 @@ describe('administrative changes (contract 18)', () => {
     const before = (await rows(t)).length;
     const tenant = await landlord.post('/api/TenantRegistry', { name: 'Acme' });
     expect(tenant.status).toBe(201);
-    const role = await landlord.post('/api/RoleRegistry', { name: 'Ops', tenantRegistryId: tenant.json.id, permissions: [35], active: true });
+    const role = await landlord.post('/api/RoleRegistry', { name: 'Ops', tenantRegistryId: tenant.json.id, permissions: [Permission.ReadWriteSecurityUser], active: true });
     expect(role.status).toBe(201);
     const bearer = { authorization: `Bearer ${token}` };
-    const user = await call(`${t.url}/api/UserRegistry`, 'POST', bearer, { name: 'alice', roleRegistryId: role.json.id, active: true, password: STRONG });
+    const user = await requestWithoutCookies(`${t.url}/api/UserRegistry`, 'POST', bearer, { name: 'alice', roleRegistryId: role.json.id, active: true, password: STRONG });
     expect(user.status).toBe(201);
     const renamed = await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Acme Bank' });
     expect(renamed.status).toBe(200);
-    const regranted = await landlord.put(`/api/RoleRegistry/${role.json.id}`, { permissions: [35, 34] });
+    const regranted = await landlord.put(`/api/RoleRegistry/${role.json.id}`, { permissions: [Permission.ReadWriteSecurityUser, Permission.ReadWriteSecurityRole] });
     expect(regranted.status).toBe(200);
     const moved = await landlord.put(`/api/UserRegistry/${user.json.id}`, { email: 'alice@example.com', passwordLocked: true });
     expect(moved.status).toBe(200);
@@ -91,7 +93,7 @@ describe('administrative changes (contract 18)', () => {
 
     // An API key: created and used for a change, revoked; the key value never stored or shown.
     const key = await createKey(t, landlord, admin.Id, { name: 'automation' });
-    const viaKey = await call(`${t.url}/api/UserRegistry/${user.json.id}/Password`, 'POST', { 'x-api-key': key.apiKey }, { password: RESET, wirePasswordHash: false });
+    const viaKey = await requestWithoutCookies(`${t.url}/api/UserRegistry/${user.json.id}/Password`, 'POST', { 'x-api-key': key.apiKey }, { password: RESET, wirePasswordHash: false });
     expect(viaKey.status).toBe(204);
     expect((await landlord.delete(`/api/UserRegistry/${admin.Id}/ApiKey/${key.id}`)).status).toBe(204);
     // Revoking again changes nothing: no second row.
@@ -126,7 +128,7 @@ describe('administrative changes (contract 18)', () => {
     try {
       expect((await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Renamed Bank' })).status).toBeGreaterThanOrEqual(500);
       expect((await landlord.post('/api/TenantRegistry', { name: 'Unrecorded Bank' })).status).toBeGreaterThanOrEqual(500);
-      expect((await landlord.post('/api/RoleRegistry', { name: 'Unrecorded role', tenantRegistryId: tenant.json.id, permissions: [35], active: true })).status).toBeGreaterThanOrEqual(500);
+      expect((await landlord.post('/api/RoleRegistry', { name: 'Unrecorded role', tenantRegistryId: tenant.json.id, permissions: [Permission.ReadWriteSecurityUser], active: true })).status).toBeGreaterThanOrEqual(500);
     } finally {
       await t.db.query(`DROP TRIGGER admin_change_refused ON "AdminChange"`);
       await t.db.query(`DROP FUNCTION admin_change_refused()`);

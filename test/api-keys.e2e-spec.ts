@@ -4,9 +4,10 @@ import { ApiKeyUsageWriter } from '../src/api-keys/api-key-usage.writer';
 import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
 import { UserRegistryApiKeyRepository } from '../src/api-keys/user-registry-api-key.repository';
 import { startTestApp, TestApp } from './helpers/app';
-import { call, checksumOf, createKey, encodeKey, flipChar, keyFields, session } from './helpers/api-keys';
+import { requestWithoutCookies, checksumOf, createKey, encodeKey, flipChar, keyFields, sessionWithApiKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -66,7 +67,7 @@ describe('API keys (contract 5)', () => {
   it('authenticates with the key: authenticationType ApiKey, no session times, no cookies', async () => {
     const user = await insertUser(t, { name: 'keyuser', password: STRONG });
     const key = await createKey(t, admin, user.id);
-    const res = await session(t, key.apiKey);
+    const res = await sessionWithApiKey(t, key.apiKey);
     expect(res.status).toBe(200);
     expect(res.json).toMatchObject({
       userName: 'keyuser',
@@ -100,53 +101,53 @@ describe('API keys (contract 5)', () => {
       'x'.repeat(5000),
     ];
     for (const apiKey of tampered) {
-      const res = await session(t, apiKey);
+      const res = await sessionWithApiKey(t, apiKey);
       expect(res.status).toBe(401);
       expect(res.headers.get('content-type')).toMatch(/application\/problem\+json/);
       expect(res.json).toMatchObject({ status: 401, detail: 'Key Not Found' });
     }
     // A well-formed key with a valid checksum that was never issued: same answer.
     const forgedBody = `${'A'.repeat(43)}:1:tamper`;
-    const forged = await session(t, encodeKey(forgedBody, checksumOf(forgedBody)));
+    const forged = await sessionWithApiKey(t, encodeKey(forgedBody, checksumOf(forgedBody)));
     expect(forged.status).toBe(401);
     expect(forged.json.detail).toBe('Key Not Found');
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
   });
 
   it('x-api-key wins exclusively over bearer and cookie', async () => {
     const user = await insertUser(t, { name: 'precedence', password: STRONG });
     const key = await createKey(t, admin, user.id);
     // A valid key with a broken bearer token: the key is used.
-    const withBrokenBearer = await session(t, key.apiKey, { authorization: 'Bearer broken.token.value' });
+    const withBrokenBearer = await sessionWithApiKey(t, key.apiKey, { authorization: 'Bearer broken.token.value' });
     expect(withBrokenBearer.status).toBe(200);
     expect(withBrokenBearer.json).toMatchObject({ userName: 'precedence', authenticationType: 'ApiKey' });
     // A valid key with the administrator's valid cookie: the key is used, no cookie is refreshed.
     const cookie = [...admin.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    const withCookie = await session(t, key.apiKey, { cookie });
+    const withCookie = await sessionWithApiKey(t, key.apiKey, { cookie });
     expect(withCookie.json).toMatchObject({ userName: 'precedence', authenticationType: 'ApiKey' });
     expect(withCookie.setCookies).toEqual([]);
     // A broken key with a valid cookie or a valid bearer: refused.
     for (const extra of [{ cookie }, { authorization: `Bearer ${adminToken}` }] as Array<Record<string, string>>) {
-      const res = await session(t, flipChar(key.apiKey, 5), extra);
+      const res = await sessionWithApiKey(t, flipChar(key.apiKey, 5), extra);
       expect(res.status).toBe(401);
       expect(res.json.detail).toBe('Key Not Found');
     }
     // An empty x-api-key header is still an API key credential, and a broken one.
-    expect((await session(t, '', { cookie })).status).toBe(401);
+    expect((await sessionWithApiKey(t, '', { cookie })).status).toBe(401);
   });
 
   it('revokes: 204, refused at once, left out of the list, idempotent; the row keeps who and when', async () => {
     const user = await insertUser(t, { name: 'revoked', password: STRONG });
     const kept = await createKey(t, admin, user.id, { name: 'kept' });
     const gone = await createKey(t, admin, user.id, { name: 'gone' });
-    expect((await session(t, gone.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, gone.apiKey)).status).toBe(200);
     const del = await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/${gone.id}`);
     expect(del.status).toBe(204);
     expect(del.text).toBe('');
-    const refused = await session(t, gone.apiKey);
+    const refused = await sessionWithApiKey(t, gone.apiKey);
     expect(refused.status).toBe(401);
     expect(refused.json.detail).toBe('Key Not Found');
-    expect((await session(t, kept.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, kept.apiKey)).status).toBe(200);
     expect((await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/${gone.id}`)).status).toBe(204);
     const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
     expect(list.json.map((k: { id: number }) => k.id)).toEqual([kept.id]);
@@ -156,11 +157,11 @@ describe('API keys (contract 5)', () => {
     // A key id that is not this user's.
     const other = await insertUser(t, { name: 'revoked-other', password: STRONG });
     expect((await admin.delete(`/api/UserRegistry/${other.id}/ApiKey/${kept.id}`)).status).toBe(404);
-    expect((await session(t, kept.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, kept.apiKey)).status).toBe(200);
   });
 
   it('requires permission 35 and a user in the caller\'s tenant (landlord: any); 404 otherwise', async () => {
-    const tenantAdmin = await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant K', permissions: [35] });
+    const tenantAdmin = await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant K', permissions: [Permission.ReadWriteSecurityUser] });
     const colleague = await insertUser(t, { name: 'colleague', password: STRONG, tenantName: 'Tenant K' });
     const stranger = await insertUser(t, { name: 'stranger', password: STRONG, tenantName: 'Tenant L' });
     const plain = await insertUser(t, { name: 'plain', password: STRONG, tenantName: 'Tenant K' });
@@ -189,9 +190,9 @@ describe('API keys (contract 5)', () => {
     expect((await p.post(`/api/UserRegistry/${plain.id}/ApiKey`, { name: 'k' })).status).toBe(403);
     expect((await p.get(`/api/UserRegistry/${plain.id}/ApiKey`)).status).toBe(403);
     // Anonymous: 401.
-    expect((await call(`${t.url}/api/UserRegistry/${plain.id}/ApiKey`, 'GET')).status).toBe(401);
+    expect((await requestWithoutCookies(`${t.url}/api/UserRegistry/${plain.id}/ApiKey`, 'GET')).status).toBe(401);
     // A tenant administrator cannot mint a key for a user stronger than itself.
-    const stronger = await insertUser(t, { name: 'stronger', password: STRONG, tenantName: 'Tenant K', permissions: [34, 35] });
+    const stronger = await insertUser(t, { name: 'stronger', password: STRONG, tenantName: 'Tenant K', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     expect((await ta.post(`/api/UserRegistry/${stronger.id}/ApiKey`, { name: 'k' })).status).toBe(403);
   });
 
@@ -220,36 +221,36 @@ describe('API keys (contract 5)', () => {
   it('follows the owner\'s state: registry changes at once, direct changes within a second; unreadable 503', async () => {
     const user = await insertUser(t, { name: 'stateful', password: STRONG });
     const key = await createKey(t, admin, user.id);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     // Through the registry: effective on the very next request (the change clears the owner cache).
     expect((await admin.put(`/api/UserRegistry/${user.id}`, { active: false })).status).toBe(200);
-    expect((await session(t, key.apiKey)).json.detail).toBe('Key Not Found');
+    expect((await sessionWithApiKey(t, key.apiKey)).json.detail).toBe('Key Not Found');
     expect((await admin.put(`/api/UserRegistry/${user.id}`, { active: true })).status).toBe(200);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     // Straight in the database: effective once the owner's state is a second old.
     const set = async (sql: string) => {
       await t.db.query(`UPDATE "UserRegistry" SET ${sql} WHERE "Id" = $1`, [user.id]);
       t.clock.advance(KEY_OWNER_STATE_TTL_MS);
     };
     await set(`"PasswordLocked" = true`);
-    expect((await session(t, key.apiKey)).status).toBe(401);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(401);
     await set(`"PasswordLocked" = false`);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await t.db.query(`INSERT INTO "RoleRegistryPermission" VALUES ($1, 35)`, [user.roleRegistryId]);
     t.clock.advance(KEY_OWNER_STATE_TTL_MS);
-    expect((await session(t, key.apiKey)).json.permissions).toEqual([35]);
+    expect((await sessionWithApiKey(t, key.apiKey)).json.permissions).toEqual([35]);
     // The user row cannot be read: refused, 503 (fail closed).
     await t.db.query(`ALTER TABLE "RoleRegistryPermission" RENAME TO "RoleRegistryPermissionAway"`);
     try {
       t.clock.advance(KEY_OWNER_STATE_TTL_MS);
-      const res = await session(t, key.apiKey);
+      const res = await sessionWithApiKey(t, key.apiKey);
       expect(res.status).toBe(503);
     } finally {
       await t.db.query(`ALTER TABLE "RoleRegistryPermissionAway" RENAME TO "RoleRegistryPermission"`);
     }
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await set(`"Deleted" = true`);
-    expect((await session(t, key.apiKey)).status).toBe(401);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(401);
   });
 
   it('is untouched by logout, password change, RevokeTokens and TokensValidFrom', async () => {
@@ -259,19 +260,19 @@ describe('API keys (contract 5)', () => {
     expect((await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'durable', password: STRONG })).status).toBe(200);
     t.clock.advance(1000);
     expect((await browser.post('/api/Authentication/Logout')).status).toBe(200);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     // Logout with the key itself is not a session: nothing is revoked.
-    expect((await call(`${t.url}/api/Authentication/Logout`, 'POST', { 'x-api-key': key.apiKey })).status).toBe(200);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}/api/Authentication/Logout`, 'POST', { 'x-api-key': key.apiKey })).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     expect((await admin.post(`/api/UserRegistry/RevokeTokens/${user.id}`)).status).toBe(204);
     t.clock.advance(1000);
     const changed = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'durable', password: STRONG });
     expect(changed.status).toBe(200);
     const newPassword = 'An0ther-Strong-Passw0rd';
     expect((await browser.post('/api/Authentication/ChangePassword', { password: STRONG, newPassword, repeatNewPassword: newPassword })).status).toBe(200);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await t.db.query(`UPDATE "UserRegistry" SET "TokensValidFrom" = $2 WHERE "Id" = $1`, [user.id, new Date(t.clock.nowMs() + 3_600_000)]);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
   });
 
   it('writes lastUsedDate off the request path, at most once a minute per key', async () => {
@@ -281,15 +282,15 @@ describe('API keys (contract 5)', () => {
     const lastUsed = async () =>
       (await t.db.query<{ LastUsedDate: Date | null }>(`SELECT "LastUsedDate" FROM "UserRegistryApiKey" WHERE "Id" = $1`, [key.id]))[0].LastUsedDate;
     const firstUse = t.clock.nowMs();
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await writer.flush();
     expect((await lastUsed())!.getTime()).toBe(firstUse);
     t.clock.advance(30_000);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await writer.flush();
     expect((await lastUsed())!.getTime()).toBe(firstUse);
     t.clock.advance(31_000);
-    expect((await session(t, key.apiKey)).status).toBe(200);
+    expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
     await writer.flush();
     expect((await lastUsed())!.getTime()).toBe(firstUse + 61_000);
     const list = await admin.get(`/api/UserRegistry/${user.id}/ApiKey`);
@@ -311,9 +312,9 @@ describe('API keys (contract 5)', () => {
     const withControls = 'curl/8.5.0\tnightly\u0085 job\u009b';
     const longAgent = `python-requests/2.31.0 ${'x'.repeat(2000)}`;
     const firstUse = t.clock.nowMs();
-    expect((await session(t, plain.apiKey, { 'user-agent': 'curl/8.5.0' })).status).toBe(200);
-    expect((await session(t, controls.apiKey, { 'user-agent': withControls })).status).toBe(200);
-    expect((await session(t, long.apiKey, { 'user-agent': longAgent })).status).toBe(200);
+    expect((await sessionWithApiKey(t, plain.apiKey, { 'user-agent': 'curl/8.5.0' })).status).toBe(200);
+    expect((await sessionWithApiKey(t, controls.apiKey, { 'user-agent': withControls })).status).toBe(200);
+    expect((await sessionWithApiKey(t, long.apiKey, { 'user-agent': longAgent })).status).toBe(200);
     // Nothing is written on the request path.
     for (const key of (await list()).values()) expect(key).toMatchObject({ lastUsedDate: null, lastUsedUserAgent: null });
 
@@ -327,12 +328,12 @@ describe('API keys (contract 5)', () => {
 
     // Within the minute a use from elsewhere is not noted: date and device stay one use's pair.
     t.clock.advance(30_000);
-    expect((await session(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
+    expect((await sessionWithApiKey(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
     await writer.flush();
     expect((await list()).get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse).toISOString(), lastUsedUserAgent: 'curl/8.5.0' });
     // A minute on, the latest use brings its own device with its date.
     t.clock.advance(31_000);
-    expect((await session(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
+    expect((await sessionWithApiKey(t, plain.apiKey, { 'user-agent': 'Wget/1.21.4' })).status).toBe(200);
     await writer.flush();
     keys = await list();
     expect(keys.get(plain.id)).toMatchObject({ lastUsedDate: new Date(firstUse + 61_000).toISOString(), lastUsedUserAgent: 'Wget/1.21.4' });
@@ -350,7 +351,7 @@ describe('API keys (contract 5)', () => {
     await t.db.query(`UPDATE "UserRegistryApiKey" SET "Deleted" = true WHERE "Id" = $1`, [key.id]);
     // Until the set is reloaded, this node has not heard of it; a minute later it has.
     t.clock.advance(61_000);
-    const res = await session(t, key.apiKey);
+    const res = await sessionWithApiKey(t, key.apiKey);
     expect(res.status).toBe(401);
     expect(res.json.detail).toBe('Key Not Found');
     expect(t.app.get(ActiveApiKeys).has(sha256(key.apiKey))).toBe(false);

@@ -5,7 +5,7 @@ import { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
-import { AuditTableName, canonicalRow, LEAF_DATE_COLUMN, leafRecord, sha256 } from '../src/audit-log/canonical';
+import { SealedTableName, canonicalRow, LEAF_DATE_COLUMN, leafRecord, sha256 } from '../src/audit-log/canonical';
 import { leafHash } from '../src/audit-log/merkle';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
@@ -65,7 +65,7 @@ function dates(next: () => number): string[] {
   });
 }
 
-async function insertHostileRows(db: DataSource): Promise<Record<AuditTableName, string[]>> {
+async function insertHostileRows(db: DataSource): Promise<Record<SealedTableName, string[]>> {
   const next = random(19);
   /** Within smallint: some of these columns are. */
   const ints = () => Array.from({ length: ROWS }, (_, i) => (i % 11 === 3 ? null : String(Math.floor(next() * 60_000) - 30_000)));
@@ -181,7 +181,7 @@ async function checkAdminChange(app: INestApplication, db: DataSource): Promise<
   }
 }
 
-function sealableInJs(table: AuditTableName, row: Record<string, string | boolean | null>): Buffer | null {
+function sealableInJs(table: SealedTableName, row: Record<string, string | boolean | null>): Buffer | null {
   try {
     const canonical = canonicalRow(table, row);
     leafRecord(table, row.Id as string, row[LEAF_DATE_COLUMN[table]] as string, sha256(canonical));

@@ -3,9 +3,10 @@ import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DESKTOP = 1366;
@@ -24,7 +25,7 @@ describe('the Audit integrity page', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };
@@ -39,7 +40,7 @@ describe('the Audit integrity page', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     ({ browser: api } = await signInAdministrator(t));
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
   });
   afterAll(async () => {
     await chromium?.close();
@@ -149,7 +150,7 @@ describe('the Audit integrity page: partitions kept for sinks', () => {
     expect(held.status).toBe(200);
     expect(held.json).toEqual([{ partition, lastLeafIndex, sinks: [{ name: 'siem-owed', nextLeafIndex: 0 }] }]);
 
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     await signInThroughPage(s.page, t.url, 'Administrator', ADMIN_PASSWORD);
     for (const width of [DESKTOP, PHONE]) {

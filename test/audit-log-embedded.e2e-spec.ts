@@ -11,9 +11,9 @@ import { loadSettings } from '../src/config/settings';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { firstAdministratorSignIn } from './helpers/users';
+import { fromBase64 } from './helpers/audit-reference';
 
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
-const b64 = (text: string) => Buffer.from(text, 'base64');
 
 /**
  * The audit log on the embedded default (PGlite, no ConnectionString, no AuditSigningKey): the
@@ -46,7 +46,7 @@ describe('tamper-evident audit log on the embedded database', () => {
       verifier = key.verifierKey;
       expect(key.origin).toMatch(/^transaction-monitoring\/audit\/\d+$/);
       const zero = (await browser.get('/api/Audit/Checkpoint?treeSize=0')).json;
-      expect(b64(zero.rootHash)).toEqual(createHash('sha256').digest());
+      expect(fromBase64(zero.rootHash)).toEqual(createHash('sha256').digest());
       expect(parseCheckpoint(zero.note, verifier).treeSize).toBe(0);
 
       // The sign-in rows so far become leaves.
@@ -54,18 +54,18 @@ describe('tamper-evident audit log on the embedded database', () => {
       expect(rows).toBeGreaterThan(0);
       await eventually(async () => (await browser.get('/api/Audit/Checkpoint')).json.treeSize >= rows);
       const latest = (await browser.get('/api/Audit/Checkpoint')).json;
-      expect(parseCheckpoint(latest.note, verifier)).toEqual({ origin: key.origin, treeSize: latest.treeSize, rootHash: b64(latest.rootHash) });
+      expect(parseCheckpoint(latest.note, verifier)).toEqual({ origin: key.origin, treeSize: latest.treeSize, rootHash: fromBase64(latest.rootHash) });
       const leaves = (await browser.get(`/api/Audit/Leaves?start=0&end=${latest.treeSize}`)).json;
       expect(leaves.map((l: any) => l.leafIndex)).toEqual(leaves.map((_: unknown, i: number) => i));
       expect(leaves.filter((l: any) => l.table === 'UserLogin')).toHaveLength(rows);
       for (const leaf of leaves) {
         const proof = (await browser.get(`/api/Audit/Proof?table=${leaf.table}&id=${leaf.rowId}`)).json;
         expect(proof.leafIndex).toBe(leaf.leafIndex);
-        expect(createHash('sha256').update(proof.canonical).digest()).toEqual(b64(leaf.rowHash));
-        expect(verifyInclusion(proof.leafIndex, latest.treeSize, b64(proof.leafHash), proof.auditPath.map(b64), b64(latest.rootHash))).toBe(true);
+        expect(createHash('sha256').update(proof.canonical).digest()).toEqual(fromBase64(leaf.rowHash));
+        expect(verifyInclusion(proof.leafIndex, latest.treeSize, fromBase64(proof.leafHash), proof.auditPath.map(fromBase64), fromBase64(latest.rootHash))).toBe(true);
       }
       const consistency = (await browser.get(`/api/Audit/Consistency?first=0&second=${latest.treeSize}`)).json;
-      expect(verifyConsistency(0, latest.treeSize, b64(zero.rootHash), b64(latest.rootHash), consistency.proof.map(b64))).toBe(true);
+      expect(verifyConsistency(0, latest.treeSize, fromBase64(zero.rootHash), fromBase64(latest.rootHash), consistency.proof.map(fromBase64))).toBe(true);
     } finally {
       await first.app.close();
     }
@@ -80,8 +80,8 @@ describe('tamper-evident audit log on the embedded database', () => {
       const [before, after] = (await browser.get('/api/Audit/Checkpoints?from=1')).json.slice(-2);
       expect(after.treeSize).toBeGreaterThan(before.treeSize);
       expect(parseCheckpoint(after.note, verifier).treeSize).toBe(after.treeSize);
-      const proof = (await browser.get(`/api/Audit/Consistency?first=${before.treeSize}&second=${after.treeSize}`)).json.proof.map(b64);
-      expect(verifyConsistency(before.treeSize, after.treeSize, b64(before.rootHash), b64(after.rootHash), proof)).toBe(true);
+      const proof = (await browser.get(`/api/Audit/Consistency?first=${before.treeSize}&second=${after.treeSize}`)).json.proof.map(fromBase64);
+      expect(verifyConsistency(before.treeSize, after.treeSize, fromBase64(before.rootHash), fromBase64(after.rootHash), proof)).toBe(true);
     } finally {
       await second.app.close();
     }

@@ -12,6 +12,9 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
+import { fromBase64 } from './helpers/audit-reference';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const sha256 = (...parts: Buffer[]) => {
@@ -19,7 +22,6 @@ const sha256 = (...parts: Buffer[]) => {
   for (const part of parts) hash.update(part);
   return hash.digest();
 };
-const b64 = (text: string) => Buffer.from(text, 'base64');
 
 /** The same Ed25519 key for every node of the file, as a cluster would be configured. */
 const SIGNING_KEY = (generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }) as string).replace(/\n/g, '\\n');
@@ -87,7 +89,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     const res = await landlord.get('/api/Audit/Checkpoint?treeSize=0');
     expect(res.status).toBe(200);
     expect(res.json.treeSize).toBe(0);
-    expect(b64(res.json.rootHash)).toEqual(sha256());
+    expect(fromBase64(res.json.rootHash)).toEqual(sha256());
     expect(parseCheckpoint(res.json.note, verifier)).toEqual({ origin: expect.any(String), treeSize: 0, rootHash: sha256() });
     const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditCheckpoint" WHERE "TreeSize" = 0`);
     expect(n).toBe(1);
@@ -102,7 +104,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(res.status).toBe(200);
     const [{ id }] = await t.db.query<{ id: string }>(`SELECT system_identifier::text AS id FROM pg_control_system()`);
     expect(res.json.origin).toBe(`transaction-monitoring/audit/${id}`);
-    const raw = b64(res.json.publicKey);
+    const raw = fromBase64(res.json.publicKey);
     expect(raw).toHaveLength(32);
     const keyId = sha256(Buffer.from(res.json.origin), Buffer.from([0x0a, 0x01]), raw).subarray(0, 4);
     expect(res.json.keyId).toBe(keyId.toString('hex'));
@@ -117,7 +119,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     await sealAll();
     const after = await latest();
     expect(after.treeSize).toBeGreaterThan(before.treeSize);
-    expect(parseCheckpoint(after.note, verifier)).toEqual({ origin: expect.any(String), treeSize: after.treeSize, rootHash: b64(after.rootHash) });
+    expect(parseCheckpoint(after.note, verifier)).toEqual({ origin: expect.any(String), treeSize: after.treeSize, rootHash: fromBase64(after.rootHash) });
     const line = logs.lines.find((l) => l.level === 'log' && l.message.startsWith(`audit checkpoint ${after.treeSize} `));
     expect(JSON.parse(line!.message.slice(`audit checkpoint ${after.treeSize} `.length))).toBe(after.note);
 
@@ -130,22 +132,22 @@ describe('tamper-evident audit log (contract 15)', () => {
       const record = Buffer.from(proof.json.leafRecord, 'utf8');
       const [name, rowId, , rowHash] = proof.json.leafRecord.split('\n');
       expect([name, rowId]).toEqual([table, id]);
-      expect(b64(rowHash)).toEqual(sha256(Buffer.from(proof.json.canonical, 'utf8')));
-      expect(b64(proof.json.leafHash)).toEqual(sha256(Buffer.from([0]), record));
-      expect(verifyInclusion(proof.json.leafIndex, after.treeSize, b64(proof.json.leafHash), proof.json.auditPath.map(b64), b64(after.rootHash))).toBe(true);
+      expect(fromBase64(rowHash)).toEqual(sha256(Buffer.from(proof.json.canonical, 'utf8')));
+      expect(fromBase64(proof.json.leafHash)).toEqual(sha256(Buffer.from([0]), record));
+      expect(verifyInclusion(proof.json.leafIndex, after.treeSize, fromBase64(proof.json.leafHash), proof.json.auditPath.map(fromBase64), fromBase64(after.rootHash))).toBe(true);
       // The same proof against any other root fails: the check can fail.
-      expect(verifyInclusion(proof.json.leafIndex, after.treeSize, b64(proof.json.leafHash), proof.json.auditPath.map(b64), b64(before.rootHash))).toBe(false);
+      expect(verifyInclusion(proof.json.leafIndex, after.treeSize, fromBase64(proof.json.leafHash), proof.json.auditPath.map(fromBase64), fromBase64(before.rootHash))).toBe(false);
     }
 
     const consistency = await landlord.get(`/api/Audit/Consistency?first=${before.treeSize}&second=${after.treeSize}`);
     expect(consistency.status).toBe(200);
-    expect(verifyConsistency(before.treeSize, after.treeSize, b64(before.rootHash), b64(after.rootHash), consistency.json.proof.map(b64))).toBe(true);
+    expect(verifyConsistency(before.treeSize, after.treeSize, fromBase64(before.rootHash), fromBase64(after.rootHash), consistency.json.proof.map(fromBase64))).toBe(true);
     const checkpoints = (await landlord.get('/api/Audit/Checkpoints?from=0')).json as any[];
     expect(checkpoints.map((c) => c.treeSize)).toEqual([...checkpoints.map((c) => c.treeSize)].sort((a, b) => a - b));
     expect(checkpoints[0].treeSize).toBe(0);
     for (let i = 1; i < checkpoints.length; i++) {
-      const proof = (await landlord.get(`/api/Audit/Consistency?first=${checkpoints[i - 1].treeSize}&second=${checkpoints[i].treeSize}`)).json.proof.map(b64);
-      expect(verifyConsistency(checkpoints[i - 1].treeSize, checkpoints[i].treeSize, b64(checkpoints[i - 1].rootHash), b64(checkpoints[i].rootHash), proof)).toBe(true);
+      const proof = (await landlord.get(`/api/Audit/Consistency?first=${checkpoints[i - 1].treeSize}&second=${checkpoints[i].treeSize}`)).json.proof.map(fromBase64);
+      expect(verifyConsistency(checkpoints[i - 1].treeSize, checkpoints[i].treeSize, fromBase64(checkpoints[i - 1].rootHash), fromBase64(checkpoints[i].rootHash), proof)).toBe(true);
     }
     await expectEveryRowOnce();
   });
@@ -234,7 +236,7 @@ describe('tamper-evident audit log (contract 15)', () => {
       const proof = await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${lowId}`);
       expect(proof.status).toBe(200);
       const checkpoint = await latest();
-      expect(verifyInclusion(proof.json.leafIndex, checkpoint.treeSize, b64(proof.json.leafHash), proof.json.auditPath.map(b64), b64(checkpoint.rootHash))).toBe(true);
+      expect(verifyInclusion(proof.json.leafIndex, checkpoint.treeSize, fromBase64(proof.json.leafHash), proof.json.auditPath.map(fromBase64), fromBase64(checkpoint.rootHash))).toBe(true);
       // Against the checkpoint sealed before it committed, it is not there.
       const earlier = (await landlord.get('/api/Audit/Checkpoints?from=0')).json.filter((c: any) => c.treeSize <= proof.json.leafIndex).pop();
       expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${lowId}&treeSize=${earlier.treeSize}`)).status).toBe(404);
@@ -255,8 +257,8 @@ describe('tamper-evident audit log (contract 15)', () => {
         createdUser: `spooled-${i}`,
         userRegistryId: null,
         tenantRegistryId: null,
-        reasonId: 1,
-        outcomeId: 1,
+        reasonId: LogoutReasonId.UserLogout,
+        outcomeId: LogoutOutcomeId.Revoked,
         context: { remoteIp: '192.0.2.1', localIp: null, userAgent: 'spool' },
         sessionStartDate: null,
         cutByUser: null,
@@ -299,7 +301,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     const last = checkpoints[checkpoints.length - 1];
     const leaves = await allLeaves();
     expect(leaves).toHaveLength(last.treeSize);
-    expect(rootOf(leaves.map((l) => b64(l.leafHash)))).toEqual(b64(last.rootHash));
+    expect(rootOf(leaves.map((l) => fromBase64(l.leafHash)))).toEqual(fromBase64(last.rootHash));
     const spooled = leaves.filter((l) => l.canonical?.includes('"spooled-'));
     expect(spooled).toHaveLength(3);
   });
@@ -339,7 +341,7 @@ describe('tamper-evident audit log (contract 15)', () => {
   });
 
   it('is for landlord administrators only: a tenant administrator gets 403, an anonymous caller 401', async () => {
-    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [34, 35] });
+    await insertUser(t, { name: 'tenant-admin', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     const tenantAdmin = new Browser(t.url);
     expect((await tenantAdmin.post('/api/Authentication/ByUserNamePassword', { userName: 'tenant-admin', password: STRONG })).status).toBe(200);
     for (const path of ['PublicKey', 'Checkpoint', 'Checkpoints', 'Proof?table=UserLogin&id=1', 'Consistency?first=0&second=0', 'Leaves?start=0&end=1', 'RetentionRuns', 'Status']) {

@@ -8,6 +8,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
+import { ActionTypeId } from '../src/admin-changes/admin-change.types';
 
 /**
  * No row outside the log (contract 18), on PostgreSQL: rows slipped into the sealed tables as a
@@ -98,8 +99,8 @@ describe('no row outside the log (contract 18)', () => {
       `SELECT "Changes", "TargetTable", "TargetId", "ActionTypeId", "CreatedUser" FROM "AdminChange" WHERE "ActionTypeId" = 14 ORDER BY "Id"`,
     );
     expect(adoptions).toEqual([
-      { Changes: '{"rows":[["UserLogin","900001"]]}', TargetTable: 'UserLogin', TargetId: null, ActionTypeId: 14, CreatedUser: 'Administrator' },
-      { Changes: `{"rows":[["AdminChange","${change.Id}"]]}`, TargetTable: 'AdminChange', TargetId: null, ActionTypeId: 14, CreatedUser: 'Administrator' },
+      { Changes: '{"rows":[["UserLogin","900001"]]}', TargetTable: 'UserLogin', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator' },
+      { Changes: `{"rows":[["AdminChange","${change.Id}"]]}`, TargetTable: 'AdminChange', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator' },
     ]);
     const proof = await landlord.get('/api/Audit/Proof?table=UserLogin&id=900001');
     expect(proof.status).toBe(200);

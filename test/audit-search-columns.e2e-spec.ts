@@ -3,6 +3,7 @@ import { AUDIT_SEARCH_COLUMNS } from '../src/audit/audit.tables';
 import { dataSourceOptions } from '../src/database/data-source';
 import { MIGRATIONS } from '../src/database/migrations';
 import { createTestDatabase, TestDatabase } from './helpers/database';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 /**
  * Issue 23: the audit search columns are listed once in src/audit/audit.tables.ts, and once more in the
@@ -37,7 +38,7 @@ describe('audit search columns (issue 23)', () => {
     expect(index.def).toMatch(/USING gin \("SearchText" gin_trgm_ops\)/);
     // Each column's value shows up in the stored text, lowered, in the listed order.
     const values = columns.map((c, i) => `Col${i}-${c}`);
-    const base = table === 'UserLogin' ? { Failed: true, AuthenticationTypeId: 1 } : { ReasonId: 1, OutcomeId: 1 };
+    const base = table === 'UserLogin' ? { Failed: true, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword } : { ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.Revoked };
     const names = [...Object.keys(base), ...columns];
     const params = [...Object.values(base), ...values];
     const [row] = await db.query<{ text: string }>(

@@ -16,6 +16,7 @@ import { asSuperuser } from './helpers/audit-log';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const ROOT = join(__dirname, '..');
 const VERIFIER = join(ROOT, 'dist', 'audit-log', 'verify', 'main.js');
@@ -98,7 +99,7 @@ describe('npm run audit:verify against the real service', () => {
   beforeAll(async () => {
     t = await startTestApp();
     const { browser: admin } = await signInAdministrator(t);
-    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [35] });
+    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
     apiKey = (await createKey(t, admin, auditor.id)).apiKey;
     verifierKey = (await admin.get('/api/Audit/PublicKey')).json.verifierKey as string;
     // A few checkpoints, one holding several leaves at once (one statement, one seal).

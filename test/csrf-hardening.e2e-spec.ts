@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from './helpers/app';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 
 /**
@@ -26,7 +26,7 @@ describe('CSRF with every Authorization variant (contract 13)', () => {
   let victim: { id: number };
 
   const signIn = async (userName: string, password: string) => {
-    const res = await call(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName, password });
+    const res = await requestWithoutCookies(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName, password });
     if (res.status !== 200) throw new Error(`sign-in of ${userName} failed: ${res.status}`);
     return { cookie: res.setCookies.map((line) => line.split(';')[0]).join('; '), token: res.json.token as string };
   };
@@ -43,7 +43,7 @@ describe('CSRF with every Authorization variant (contract 13)', () => {
 
   it.each(VARIANTS)('ChangePassword with the cookie and %s from another site: 403, the password is unchanged', async (_, header) => {
     const { cookie } = await signIn('victim', STRONG);
-    const res = await call(`${t.url}/api/Authentication/ChangePassword`, 'POST', { cookie, ...EVIL, ...header }, {
+    const res = await requestWithoutCookies(`${t.url}/api/Authentication/ChangePassword`, 'POST', { cookie, ...EVIL, ...header }, {
       password: STRONG,
       newPassword: NEW_PASSWORD,
       repeatNewPassword: NEW_PASSWORD,
@@ -53,30 +53,30 @@ describe('CSRF with every Authorization variant (contract 13)', () => {
     expect(res.setCookies).toEqual([]);
     // The old password still signs in, and the victim's session was not ended.
     await signIn('victim', STRONG);
-    expect((await call(`${t.url}/api/Authentication/Session`, 'GET', { cookie })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}/api/Authentication/Session`, 'GET', { cookie })).status).toBe(200);
   });
 
   it.each(VARIANTS)('RevokeTokens with the cookie and %s from another site: 403, nothing revoked', async (_, header) => {
     const victimSession = await signIn('victim', STRONG);
     const before = await logoutRows(victim.id);
-    const res = await call(`${t.url}/api/UserRegistry/RevokeTokens/${victim.id}`, 'POST', { cookie: adminCookie, ...EVIL, ...header });
+    const res = await requestWithoutCookies(`${t.url}/api/UserRegistry/RevokeTokens/${victim.id}`, 'POST', { cookie: adminCookie, ...EVIL, ...header });
     expect(res.status).toBe(403);
     expect(await logoutRows(victim.id)).toBe(before);
-    expect((await call(`${t.url}/api/Authentication/Session`, 'GET', { cookie: victimSession.cookie })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}/api/Authentication/Session`, 'GET', { cookie: victimSession.cookie })).status).toBe(200);
   });
 
   it.each(VARIANTS)('Logout with the cookie and %s from another site: 403, the session survives', async (_, header) => {
     const { cookie } = await signIn('victim', STRONG);
     const before = await logoutRows(victim.id);
-    const res = await call(`${t.url}/api/Authentication/Logout`, 'POST', { cookie, ...EVIL, ...header });
+    const res = await requestWithoutCookies(`${t.url}/api/Authentication/Logout`, 'POST', { cookie, ...EVIL, ...header });
     expect(res.status).toBe(403);
     expect(res.setCookies).toEqual([]);
     expect(await logoutRows(victim.id)).toBe(before);
-    expect((await call(`${t.url}/api/Authentication/Session`, 'GET', { cookie })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}/api/Authentication/Session`, 'GET', { cookie })).status).toBe(200);
   });
 
   it.each(VARIANTS)('a registry change (deactivate a user) with the cookie and %s from another site: 403, no change', async (_, header) => {
-    const res = await call(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, ...header }, { active: false });
+    const res = await requestWithoutCookies(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, ...header }, { active: false });
     expect(res.status).toBe(403);
     const [row] = await t.db.query<{ Active: boolean }>(`SELECT "Active" FROM "UserRegistry" WHERE "Id" = $1`, [victim.id]);
     expect(row.Active).toBe(true);
@@ -85,7 +85,7 @@ describe('CSRF with every Authorization variant (contract 13)', () => {
   it('the same requests from our own origin go through (the variants change nothing for a same-origin page)', async () => {
     const own = { origin: t.url };
     for (const [, header] of VARIANTS) {
-      const res = await call(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...own, ...header }, { email: 'v@example.com' });
+      const res = await requestWithoutCookies(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...own, ...header }, { email: 'v@example.com' });
       expect(res.status).toBe(200);
     }
   });
@@ -93,17 +93,17 @@ describe('CSRF with every Authorization variant (contract 13)', () => {
   it('a non-empty Bearer is the credential (the cookie is not used): exempt, and only the token counts', async () => {
     const admin = await signIn('landlord-admin', STRONG);
     // A valid token authenticates without the origin rule.
-    const ok = await call(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, authorization: `Bearer ${admin.token}` }, { email: 'w@example.com' });
+    const ok = await requestWithoutCookies(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, authorization: `Bearer ${admin.token}` }, { email: 'w@example.com' });
     expect(ok.status).toBe(200);
     // A bad token is refused even though the cookie would have been good: the cookie never authenticates it.
-    const bad = await call(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, authorization: 'Bearer not-a-token' }, { active: false });
+    const bad = await requestWithoutCookies(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, authorization: 'Bearer not-a-token' }, { active: false });
     expect(bad.status).toBe(401);
     const [row] = await t.db.query<{ Active: boolean }>(`SELECT "Active" FROM "UserRegistry" WHERE "Id" = $1`, [victim.id]);
     expect(row.Active).toBe(true);
   });
 
   it('an x-api-key header is the credential: exempt, and a bad key is refused without the cookie being used', async () => {
-    const res = await call(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, 'x-api-key': 'not-a-key' }, { active: false });
+    const res = await requestWithoutCookies(`${t.url}/api/UserRegistry/${victim.id}`, 'PUT', { cookie: adminCookie, ...EVIL, 'x-api-key': 'not-a-key' }, { active: false });
     expect(res.status).toBe(401);
     const [row] = await t.db.query<{ Active: boolean }>(`SELECT "Active" FROM "UserRegistry" WHERE "Id" = $1`, [victim.id]);
     expect(row.Active).toBe(true);

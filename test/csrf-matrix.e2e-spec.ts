@@ -1,6 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { sendRaw as send } from './helpers/raw-http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 /**
  * Contract 13, CSRF, attacked on every cookie-authenticated state-changing route (enumerated from the
@@ -85,7 +86,7 @@ describe('CSRF on every cookie-authenticated state-changing route × Authorizati
   const routes = (): Array<[string, string, unknown]> => [
     ['POST', '/api/TenantRegistry', { name: 'csrf tenant', active: true }],
     ['PUT', `/api/TenantRegistry/${victim.tenantRegistryId}`, { active: false }],
-    ['POST', '/api/RoleRegistry', { name: 'csrf role', tenantRegistryId: victim.tenantRegistryId, permissions: [35], active: true }],
+    ['POST', '/api/RoleRegistry', { name: 'csrf role', tenantRegistryId: victim.tenantRegistryId, permissions: [Permission.ReadWriteSecurityUser], active: true }],
     ['PUT', `/api/RoleRegistry/${victim.roleRegistryId}`, { active: false }],
     ['POST', '/api/UserRegistry', { name: 'csrf-user', roleRegistryId: victim.roleRegistryId, active: true, password: NEW_PASSWORD }],
     ['PUT', `/api/UserRegistry/${victim.id}`, { email: 'csrf@evil.example', active: false }],

@@ -1,5 +1,5 @@
 import { startTestApp, TestApp } from './helpers/app';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 
 const STRONG = 'Corr3ct-Horse-Battery';
@@ -18,7 +18,7 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
     t = await startTestApp();
     own = t.url;
     await insertUser(t, { name: 'csrf', password: STRONG, landlord: true });
-    const res = await call(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'csrf', password: STRONG });
+    const res = await requestWithoutCookies(`${t.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'csrf', password: STRONG });
     cookie = res.setCookies.map((line) => line.split(';')[0]).join('; ');
   });
   afterAll(async () => t.close());
@@ -31,7 +31,7 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
     DELETE: { path: `/api/UserRegistry/${NO_USER}` },
   };
   const attempt = (headers: Record<string, string>, method = 'POST', path = PROBES[method]?.path) =>
-    call(`${t.url}${path}`, method, { cookie, ...headers }, PROBES[method]?.body);
+    requestWithoutCookies(`${t.url}${path}`, method, { cookie, ...headers }, PROBES[method]?.body);
 
   it.each([
     ['Sec-Fetch-Site cross-site', { 'sec-fetch-site': 'cross-site' }, 403],
@@ -81,27 +81,27 @@ describe('CSRF origin check (contract 4, service.md 5.1.10)', () => {
   });
 
   it('does not check a request without the session cookie: it is simply not authenticated', async () => {
-    const res = await call(`${t.url}${PROBES.POST.path}`, 'POST', { 'sec-fetch-site': 'cross-site' });
+    const res = await requestWithoutCookies(`${t.url}${PROBES.POST.path}`, 'POST', { 'sec-fetch-site': 'cross-site' });
     expect(res.status).toBe(401);
   });
 
   it('a refused request is not authenticated: no refreshed cookie, no row', async () => {
-    const res = await call(`${t.url}/api/UserRegistry`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' }, { name: 'planted', roleRegistryId: 1, active: true });
+    const res = await requestWithoutCookies(`${t.url}/api/UserRegistry`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' }, { name: 'planted', roleRegistryId: 1, active: true });
     expect(res.status).toBe(403);
     expect(res.setCookies).toEqual([]);
     expect(await t.db.query(`SELECT 1 FROM "UserRegistry" WHERE "Name" = 'planted'`)).toEqual([]);
   });
 
   it('an unmatched path answers 404 whatever the headers: nothing runs for it', async () => {
-    expect((await call(`${t.url}/api/NoSuchRoute`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
-    expect((await call(`${t.url}/api/UserRegistry/${NO_USER}`, 'PATCH', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
+    expect((await requestWithoutCookies(`${t.url}/api/NoSuchRoute`, 'POST', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
+    expect((await requestWithoutCookies(`${t.url}/api/UserRegistry/${NO_USER}`, 'PATCH', { cookie, 'sec-fetch-site': 'cross-site' })).status).toBe(404);
   });
 
   it('refuses a cross-site logout with the cookie, and the session survives', async () => {
     const res = await attempt({ 'sec-fetch-site': 'cross-site' }, 'POST', '/api/Authentication/Logout');
     expect(res.status).toBe(403);
     expect(res.setCookies).toEqual([]);
-    const session = await call(`${t.url}/api/Authentication/Session`, 'GET', { cookie });
+    const session = await requestWithoutCookies(`${t.url}/api/Authentication/Session`, 'GET', { cookie });
     expect(session.status).toBe(200);
   });
 });

@@ -13,6 +13,7 @@ import { CapturedLogs } from './helpers/logs';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
 import { eventually } from './helpers/eventually';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 /**
  * PostgreSQL lost in the middle of a run (issue 11): the service talks to the database through a TCP
@@ -110,8 +111,8 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
         UserRegistryId: 1,
         // Unknown when it happened (the user row could not be read), taken from the user's role when written.
         TenantRegistryId: 1,
-        ReasonId: 1,
-        OutcomeId: 3,
+        ReasonId: LogoutReasonId.UserLogout,
+        OutcomeId: LogoutOutcomeId.RevocationFailed,
         SessionStartDate: sessionStart,
         Message: 'The revocation could not be written; the token stays valid until it expires.',
       },
@@ -168,7 +169,7 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
     await recovered(token);
     await eventually(async () => (await logoutRows()).length === 1);
     expect(await logoutRows()).toEqual([
-      expect.objectContaining({ CreatedDate: at, CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: 1, OutcomeId: 2 }),
+      expect.objectContaining({ CreatedDate: at, CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.NoSession }),
     ]);
   });
 
@@ -239,8 +240,8 @@ describe('PostgreSQL refused or black-holed in the middle of a run', () => {
         createdUser: `user-${i}`,
         userRegistryId: null,
         tenantRegistryId: null,
-        reasonId: 1,
-        outcomeId: 3,
+        reasonId: LogoutReasonId.UserLogout,
+        outcomeId: LogoutOutcomeId.RevocationFailed,
         context: null,
         sessionStartDate: null,
       });

@@ -1,5 +1,6 @@
 import { startTestApp } from './helpers/app';
 import { createTestDatabase } from './helpers/database';
+import { Permission } from '../src/access/permissions';
 
 describe('migrations and seed on a shared database', () => {
   it('lets two nodes start at once: migrations run once under the advisory lock, the seed is written once', async () => {
@@ -18,7 +19,7 @@ describe('migrations and seed on a shared database', () => {
           `SELECT r."Name", array_agg(p."PermissionSpecificationId" ORDER BY 1) AS permissions
              FROM "RoleRegistry" r JOIN "RoleRegistryPermission" p ON p."RoleRegistryId" = r."Id" GROUP BY r."Name"`,
         );
-        expect(roles).toEqual([{ Name: 'Administrator', permissions: [34, 35] }]);
+        expect(roles).toEqual([{ Name: 'Administrator', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] }]);
       } finally {
         await a.close();
         await b.close();

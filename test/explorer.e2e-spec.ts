@@ -1,6 +1,6 @@
 import type { Browser as Chromium } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
 
@@ -45,7 +45,7 @@ describe('API explorer in a browser', () => {
   });
 
   it('renders the operations and runs "Try it out" on a GET with the session cookie', async () => {
-    const { page, context } = await newSession(chromium);
+    const { page, context } = await openBrowserPage(chromium);
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
     page.on('console', (message) => {

@@ -3,7 +3,7 @@ import { Bus } from '../src/bus/bus';
 import { RedisBus } from '../src/bus/redis.bus';
 import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
 import { ManualClock } from '../src/common/clock';
-import { createKey, session as keySession } from './helpers/api-keys';
+import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
@@ -157,7 +157,7 @@ for (const [layoutIndex, { name: layout, nodeCount, allCut }] of LAYOUTS.entries
         // A key nobody revokes, used by the load.
         const stayKey = await createKey(node(0), admin[0].browser, keyUser.id, { name: `${tag}-stays` });
         keys.push(stayKey);
-        for (const n of nodes) for (const k of keys) await eventually(async () => (await keySession(n, k.apiKey)).status === 200);
+        for (const n of nodes) for (const k of keys) await eventually(async () => (await sessionWithApiKey(n, k.apiKey)).status === 200);
         for (const n of nodes) await n.app.get(CaptureFlusher).flush();
         await db.query(`TRUNCATE "CaptureQueueHealth"`);
         for (const l of logs) l.flushRepeats();
@@ -195,7 +195,7 @@ for (const [layoutIndex, { name: layout, nodeCount, allCut }] of LAYOUTS.entries
             }
             work.push(time('bearer', i, () => new Browser(n.url, {}).get('/api/Authentication/Session', { authorization: `Bearer ${admin[i].token}` })));
             work.push(time('cookie', i, () => admin[i].browser.get('/api/Authentication/Session')));
-            work.push(time('apiKey', i, () => keySession(n, stayKey.apiKey)));
+            work.push(time('apiKey', i, () => sessionWithApiKey(n, stayKey.apiKey)));
             work.push(time('read', i, () => new Browser(n.url, {}).get('/api/CaptureQueueHealth', { authorization: `Bearer ${admin[i].token}` })));
             work.push(time('live', i, () => new Browser(n.url, {}).get('/health/live')));
             work.push(time('loginPage', i, () => new Browser(n.url).get('/Account/Login')));
@@ -392,7 +392,7 @@ for (const [layoutIndex, { name: layout, nodeCount, allCut }] of LAYOUTS.entries
           for (const a of keyAnswers) {
             const key = keys.find((k) => String(k.id) === a.user)!;
             const expected = a.status === 204 ? 401 : 200;
-            await eventually(async () => (await keySession(n, key.apiKey)).status === expected);
+            await eventually(async () => (await sessionWithApiKey(n, key.apiKey)).status === expected);
           }
         }
         for (const s of streamsDuringCut) s.abort();

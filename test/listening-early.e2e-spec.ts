@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ManualClock } from '../src/common/clock';
-import { addPeriods, partitionName, periodStart, TELEMETRY_TABLES } from '../src/retention/partition-plan';
+import { addPeriods, partitionName, periodStart, PARTITIONED_TELEMETRY_TABLES } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
@@ -86,7 +86,7 @@ describe('listening early (issue 33)', () => {
     });
 
     it('still makes the partitions ahead at start, once the server listens', async () => {
-      const expected = TELEMETRY_TABLES.flatMap((table) => [0, 1, 2].map((i) => partitionName(table, addPeriods('day', later, i))));
+      const expected = PARTITIONED_TELEMETRY_TABLES.flatMap((table) => [0, 1, 2].map((i) => partitionName(table, addPeriods('day', later, i))));
       const existing = async () =>
         new Set(
           (await t.db.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relname = ANY($1::text[])`, [expected])).map((r) => r.name),

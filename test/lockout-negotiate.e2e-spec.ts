@@ -4,6 +4,7 @@ import { Kdc, startKdc } from './helpers/kdc';
 import { RIGHT_PASSCODE, startCountingMfaProvider, startGatedMfaProvider } from './helpers/mfa-provider';
 import { insertUser } from './helpers/users';
 import { loadKerberos } from '../src/login/negotiate-acceptor';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 /**
  * Contract 13 on the Negotiate path: the passcode posted to ByNegotiateMfa is counted before the
@@ -170,7 +171,7 @@ describe('SignInThrottle on ByNegotiate (contract 13)', () => {
     const rows = await t.db.query<{ FailureTypeId: number; AuthenticationTypeId: number; CreatedUser: string | null }>(
       `SELECT "FailureTypeId", "AuthenticationTypeId", "CreatedUser" FROM "UserLogin" ORDER BY "Id"`,
     );
-    expect(rows).toEqual([{ FailureTypeId: 12, AuthenticationTypeId: 2, CreatedUser: null }]);
+    expect(rows).toEqual([{ FailureTypeId: FailureTypeId.Throttled, AuthenticationTypeId: AuthenticationTypeId.Negotiate, CreatedUser: null }]);
     // The window ends, the same valid ticket kind signs in.
     t.clock.advance(300_000);
     expect((await new Browser(t.url).get('/api/Authentication/ByNegotiate', await negotiate('walker'))).status).toBe(200);

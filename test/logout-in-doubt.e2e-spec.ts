@@ -14,6 +14,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { ADMIN_PASSWORD, firstAdministratorSignIn, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 /**
  * Issue 33: one logout, one UserLogout row, whatever the database did. A write whose answer never
@@ -81,7 +82,7 @@ describe('a UserLogout row whose write is in doubt is written once (PostgreSQL)'
     await writeEverythingKept();
     const { rows, enqueued } = await rowsAfter(mark);
     // One row: the revocation, which did commit (the token is revoked), not a second "could not be written".
-    expect(rows.map((row) => row.OutcomeId)).toEqual([1]);
+    expect(rows.map((row) => row.OutcomeId)).toEqual([LogoutOutcomeId.Revoked]);
     expect(enqueued).toBe(1);
     expect((await new Browser(t.url).get('/api/Authentication/Session', { authorization: `Bearer ${token}` })).status).toBe(401);
   }, 120_000);
@@ -103,7 +104,7 @@ describe('a UserLogout row whose write is in doubt is written once (PostgreSQL)'
     await writeEverythingKept();
     expect(fired).toBe(true);
     const { rows, enqueued } = await rowsAfter(mark);
-    expect(rows.map((row) => row.OutcomeId)).toEqual([3]);
+    expect(rows.map((row) => row.OutcomeId)).toEqual([LogoutOutcomeId.RevocationFailed]);
     expect(enqueued).toBe(1);
   }, 120_000);
 });
@@ -139,8 +140,8 @@ describe('a kept UserLogout row already committed is written once (embedded PGli
         createdUser: 'Administrator',
         userRegistryId: 1,
         tenantRegistryId: null,
-        reasonId: 1,
-        outcomeId: 3,
+        reasonId: LogoutReasonId.UserLogout,
+        outcomeId: LogoutOutcomeId.RevocationFailed,
         context: { remoteIp: '198.51.100.7', localIp: '127.0.0.1', userAgent: 'in-doubt' },
         sessionStartDate: written.SessionStartDate,
         message: 'kept',
@@ -158,7 +159,7 @@ describe('a kept UserLogout row already committed is written once (embedded PGli
       const same = await data.query(`SELECT "OutcomeId" FROM "UserLogout" WHERE "Id" = $1`, [written.Id]);
       expect(same).toEqual([{ OutcomeId: written.OutcomeId }]);
       const older = await data.query(`SELECT "OutcomeId", "UserAgent" FROM "UserLogout" WHERE "CreatedDate" = $1`, [olderBuild]);
-      expect(older).toEqual([{ OutcomeId: 3, UserAgent: 'in-doubt' }]);
+      expect(older).toEqual([{ OutcomeId: LogoutOutcomeId.RevocationFailed, UserAgent: 'in-doubt' }]);
       expect((await data.query(`SELECT count(*)::int AS n FROM "UserLogout"`))[0].n).toBe(before! + 1);
       const enqueued = await data.query(
         `SELECT ((SELECT count(*) FROM "AuditPending" WHERE "TableName" = 'UserLogout' AND "RowId" = $1)

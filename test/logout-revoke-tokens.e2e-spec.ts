@@ -1,7 +1,9 @@
 import { startTestApp, TestApp } from './helpers/app';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -19,7 +21,7 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
   }
 
   it('ends every session of a user of the caller\'s tenant: 204, TokensValidFrom, row ReasonId 2 with CutByUser', async () => {
-    await insertUser(t, { name: 'boss', password: STRONG, tenantName: 'Tenant R', permissions: [35] });
+    await insertUser(t, { name: 'boss', password: STRONG, tenantName: 'Tenant R', permissions: [Permission.ReadWriteSecurityUser] });
     const target = await insertUser(t, { name: 'worker', password: STRONG, tenantName: 'Tenant R' });
     const boss = await signIn('boss');
     const worker = await signIn('worker');
@@ -32,7 +34,7 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
     expect(user.TokensValidFrom.getTime()).toBe(t.clock.nowMs());
     const rows = await t.db.query(`SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`, [target.id]);
     expect(rows).toEqual([
-      expect.objectContaining({ CreatedUser: 'worker', TenantRegistryId: target.tenantRegistryId, ReasonId: 2, OutcomeId: 1, CutByUser: 'boss', UserAgent: 'Admin UI' }),
+      expect.objectContaining({ CreatedUser: 'worker', TenantRegistryId: target.tenantRegistryId, ReasonId: LogoutReasonId.AdministratorRevoked, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'boss', UserAgent: 'Admin UI' }),
     ]);
     expect((await worker.get('/api/Authentication/Session')).status).toBe(401);
     expect((await boss.get('/api/Authentication/Session')).status).toBe(200);
@@ -40,7 +42,7 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
   });
 
   it('answers 404 for another tenant\'s user and for an unknown id, 403 without the permission, 401 anonymous', async () => {
-    await insertUser(t, { name: 'boss-s', password: STRONG, tenantName: 'Tenant S', permissions: [35] });
+    await insertUser(t, { name: 'boss-s', password: STRONG, tenantName: 'Tenant S', permissions: [Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'nobody-s', password: STRONG, tenantName: 'Tenant S' });
     const foreign = await insertUser(t, { name: 'foreigner', password: STRONG, tenantName: 'Tenant T' });
     const boss = await signIn('boss-s');
@@ -55,7 +57,7 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
     expect(await t.db.query(`SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`, [foreign.id])).toEqual([]);
     const plain = await signIn('nobody-s');
     expect((await plain.post(`/api/UserRegistry/RevokeTokens/${foreign.id}`)).status).toBe(403);
-    expect((await call(`${t.url}/api/UserRegistry/RevokeTokens/${foreign.id}`, 'POST')).status).toBe(401);
+    expect((await requestWithoutCookies(`${t.url}/api/UserRegistry/RevokeTokens/${foreign.id}`, 'POST')).status).toBe(401);
   });
 
   it('the landlord administrator reaches every tenant', async () => {
@@ -66,6 +68,6 @@ describe('RevokeTokens (service.md 3.2, contract 4)', () => {
     expect((await admin.post(`/api/UserRegistry/RevokeTokens/${target.id}`)).status).toBe(204);
     expect((await session.get('/api/Authentication/Session')).status).toBe(401);
     const [row] = await t.db.query(`SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`, [target.id]);
-    expect(row).toMatchObject({ ReasonId: 2, CutByUser: 'Administrator' });
+    expect(row).toMatchObject({ ReasonId: LogoutReasonId.AdministratorRevoked, CutByUser: 'Administrator' });
   });
 });

@@ -3,6 +3,7 @@ import { ANONYMOUS_LOGOUT_MEMORY, AnonymousLogoutLimiter } from '../src/sessions
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -98,8 +99,8 @@ describe('logout (service.md 3.2, contract 4)', () => {
       CreatedUser: 'leaving',
       UserRegistryId: id,
       TenantRegistryId: tenantRegistryId,
-      ReasonId: 1,
-      OutcomeId: 1,
+      ReasonId: LogoutReasonId.UserLogout,
+      OutcomeId: LogoutOutcomeId.Revoked,
       RemoteIp: '127.0.0.1',
       LocalIp: '127.0.0.1',
       UserAgent: 'Leaving/1.0',
@@ -121,7 +122,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
     const res = await fetch(`${t.url}/api/Authentication/Logout`, { method: 'POST', headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
     expectBothCookiesDeleted(res.headers.getSetCookie());
-    expect(await rowsAfter(before)).toEqual([expect.objectContaining({ UserRegistryId: id, ReasonId: 1, OutcomeId: 1 })]);
+    expect(await rowsAfter(before)).toEqual([expect.objectContaining({ UserRegistryId: id, ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.Revoked })]);
     const after = await fetch(`${t.url}/api/Authentication/Session`, { headers: { authorization: `Bearer ${token}` } });
     expect(after.status).toBe(401);
   });
@@ -135,7 +136,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
     expectBothCookiesDeleted(first.setCookies);
     const added = await rowsAfter(before);
     expect(added).toEqual([
-      expect.objectContaining({ CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: 1, OutcomeId: 2, RemoteIp: '127.0.0.1', SessionStartDate: null }),
+      expect.objectContaining({ CreatedUser: null, UserRegistryId: null, TenantRegistryId: null, ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.NoSession, RemoteIp: '127.0.0.1', SessionStartDate: null }),
     ]);
     // Again within the minute, and with a malformed cookie: answered the same, no new row.
     const malformed = new Browser(t.url);
@@ -160,7 +161,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
     const expired = await browser.post('/api/Authentication/Logout');
     expect(expired.status).toBe(200);
     expectBothCookiesDeleted(expired.setCookies);
-    expect(await rowsAfter(before)).toEqual([expect.objectContaining({ OutcomeId: 2, CreatedUser: null })]);
+    expect(await rowsAfter(before)).toEqual([expect.objectContaining({ OutcomeId: LogoutOutcomeId.NoSession, CreatedUser: null })]);
     const [user] = await t.db.query<{ TokensValidFrom: Date | null }>(`SELECT "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1`, [id]);
     expect(user.TokensValidFrom).toBeNull();
 
@@ -173,7 +174,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
     const res = await replay.post('/api/Authentication/Logout');
     expect(res.status).toBe(200);
     expectBothCookiesDeleted(res.setCookies);
-    expect(await rowsAfter(beforeReplay)).toEqual([expect.objectContaining({ OutcomeId: 2, CreatedUser: null })]);
+    expect(await rowsAfter(beforeReplay)).toEqual([expect.objectContaining({ OutcomeId: LogoutOutcomeId.NoSession, CreatedUser: null })]);
     void token;
   });
 
@@ -224,7 +225,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
       await t.db.query(`DROP TRIGGER tm_refuse_update ON "UserRegistry"`);
     }
     const added = await rowsAfter(before);
-    expect(added).toEqual([expect.objectContaining({ CreatedUser: 'unrevokable', UserRegistryId: id, ReasonId: 1, OutcomeId: 3 })]);
+    expect(added).toEqual([expect.objectContaining({ CreatedUser: 'unrevokable', UserRegistryId: id, ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.RevocationFailed })]);
     expect(added[0].SessionStartDate!.getTime()).toBe(signedInAt);
     // Nothing was revoked: the token stays valid until it expires.
     const [user] = await t.db.query<{ TokensValidFrom: Date | null }>(`SELECT "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1`, [id]);
@@ -263,7 +264,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
       await t.db.query(`ALTER TABLE "UserRegistryAway" RENAME TO "UserRegistry"`);
     }
     const added = await rowsAfter(before);
-    expect(added).toEqual([expect.objectContaining({ CreatedUser: 'database-trouble', UserRegistryId: id, ReasonId: 1, OutcomeId: 3 })]);
+    expect(added).toEqual([expect.objectContaining({ CreatedUser: 'database-trouble', UserRegistryId: id, ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.RevocationFailed })]);
     expect(added[0].SessionStartDate!.getTime()).toBe(signedInAt);
   });
 
@@ -288,7 +289,7 @@ describe('logout (service.md 3.2, contract 4)', () => {
     const res = await rawRequest(t.url, head);
     expect(res.status).toBe(200);
     const [row] = await rowsAfter(before);
-    expect(row.OutcomeId).toBe(1);
+    expect(row.OutcomeId).toBe(LogoutOutcomeId.Revoked);
     const expected = `<script>alert(1)</script>'); DROP TABLE "UserLogout";--${'A'.repeat(5000)}`.slice(0, 512);
     expect(row.UserAgent).toBe(expected);
     expect(row.UserAgent).toHaveLength(512);

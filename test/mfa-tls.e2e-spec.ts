@@ -9,6 +9,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { FailureTypeId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const PROVIDER_KEY = 'provider-client-key-0123456789';
@@ -129,7 +130,7 @@ describe('second factor over HTTPS: certificate pinning and bypass (service.md 5
     const before = provider.received.length;
     const { status, rows } = await attempt(env);
     expect(status).toBe(401);
-    expect(rows).toEqual([{ Failed: true, FailureTypeId: 11, FailureMessage: null }]);
+    expect(rows).toEqual([{ Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null }]);
     // The connection was refused before any request (let alone the passcode) was written.
     expect(provider.received.length).toBe(before);
   };
@@ -156,7 +157,7 @@ describe('second factor over HTTPS: certificate pinning and bypass (service.md 5
   it('a FAIL from the provider is a rejected factor', async () => {
     const { status, rows } = await attempt({ OutboundHttpMfaCertificateThumbprint: goodCert.thumbprint }, '00000000');
     expect(status).toBe(401);
-    expect(rows).toEqual([{ Failed: true, FailureTypeId: 11, FailureMessage: null }]);
+    expect(rows).toEqual([{ Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null }]);
   });
 
   it('refuses a wrong thumbprint without sending the request', async () => {
@@ -189,7 +190,7 @@ describe('second factor over HTTPS: certificate pinning and bypass (service.md 5
         good.mode = mode;
         const { status, rows } = await attempt(env);
         expect({ mode, status }).toEqual({ mode, status: 401 });
-        expect(rows).toEqual([{ Failed: true, FailureTypeId: 11, FailureMessage: null }]);
+        expect(rows).toEqual([{ Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null }]);
       }
     } finally {
       good.mode = 'normal';
@@ -199,6 +200,6 @@ describe('second factor over HTTPS: certificate pinning and bypass (service.md 5
   it('an endpoint that refuses connections is a rejected factor', async () => {
     const { status, rows } = await attempt({ MultifactorAuthenticationEndpoint: 'http://127.0.0.1:1/mfa' });
     expect(status).toBe(401);
-    expect(rows).toEqual([{ Failed: true, FailureTypeId: 11, FailureMessage: null }]);
+    expect(rows).toEqual([{ Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null }]);
   });
 });

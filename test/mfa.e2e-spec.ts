@@ -2,6 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DEFAULT_KEY = 'DefaultMultifactorClientKey-ChangeMe';
@@ -77,10 +78,10 @@ describe('second factor with the bundled mock (contract 7)', () => {
       const second = await signIn(browser, 'alice', PASSCODE);
       expect(second.status).toBe(200);
       expect(typeof second.json.token).toBe('string');
-      expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, 1, t.clock.nowMs()));
+      expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, AuthenticationTypeId.UserNamePassword, t.clock.nowMs()));
       expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
       expect(browser.cookies.has('authentication-jwt')).toBe(true);
-      expect(await logins('alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: 1 })]);
+      expect(await logins('alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword })]);
       expect((await browser.get('/api/Authentication/Session')).json).toMatchObject({ userName: 'alice' });
     });
 
@@ -97,8 +98,8 @@ describe('second factor with the bundled mock (contract 7)', () => {
       expect(wrongPasscode.text).toBe(wrongPassword.text);
       expect(wrongPasscode.setCookies).toEqual([]);
       expect(await logins('bob')).toEqual([
-        expect.objectContaining({ Failed: true, FailureTypeId: 11, FailureMessage: null, AuthenticationTypeId: 1 }),
-        expect.objectContaining({ Failed: true, FailureTypeId: 5 }),
+        expect.objectContaining({ Failed: true, FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword }),
+        expect.objectContaining({ Failed: true, FailureTypeId: FailureTypeId.PasswordMismatch }),
       ]);
     });
 
@@ -113,7 +114,7 @@ describe('second factor with the bundled mock (contract 7)', () => {
       expect(state.PasswordLocked).toBe(true);
       // Locked now: even the right password and passcode are refused.
       expect((await signIn(browser, 'carol', PASSCODE)).status).toBe(401);
-      expect((await logins('carol')).map((row) => row.FailureTypeId)).toEqual([11, 11, 11, 11, 3]);
+      expect((await logins('carol')).map((row) => row.FailureTypeId)).toEqual([...Array(4).fill(FailureTypeId.SecondFactorRejected), FailureTypeId.PasswordLocked]);
     });
 
     it('a right passcode resets the failure count left by wrong ones', async () => {
@@ -153,6 +154,6 @@ describe('second factor when the client key is no longer the shipped default', (
     const rows = await t.db.query<{ FailureTypeId: number; FailureMessage: string | null }>(
       `SELECT "FailureTypeId", "FailureMessage" FROM "UserLogin" WHERE "CreatedUser" = 'erin'`,
     );
-    expect(rows).toEqual([{ FailureTypeId: 11, FailureMessage: null }]);
+    expect(rows).toEqual([{ FailureTypeId: FailureTypeId.SecondFactorRejected, FailureMessage: null }]);
   });
 });

@@ -3,10 +3,11 @@ import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
 import { Bus, CHANNELS } from '../src/bus/bus';
 import { ManualClock } from '../src/common/clock';
 import { startTestApp, TestApp } from './helpers/app';
-import { createKey, session } from './helpers/api-keys';
+import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const REDIS = 'redis://127.0.0.1:6379';
@@ -61,14 +62,14 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
   it('a key created on one node is honoured on the other; revoked on one, refused on the other', async () => {
     const user = await insertUser(a, { name: 'two-nodes', password: STRONG });
     const key = await createKey(a, adminA, user.id);
-    expect((await session(a, key.apiKey)).status).toBe(200);
-    await eventually(async () => (await session(b, key.apiKey)).status === 200, 'node B accepts the new key');
-    expect((await session(b, key.apiKey)).json).toMatchObject({ userName: 'two-nodes', authenticationType: 'ApiKey' });
+    expect((await sessionWithApiKey(a, key.apiKey)).status).toBe(200);
+    await eventually(async () => (await sessionWithApiKey(b, key.apiKey)).status === 200, 'node B accepts the new key');
+    expect((await sessionWithApiKey(b, key.apiKey)).json).toMatchObject({ userName: 'two-nodes', authenticationType: 'ApiKey' });
 
     expect((await adminA.delete(`/api/UserRegistry/${user.id}/ApiKey/${key.id}`)).status).toBe(204);
-    expect((await session(a, key.apiKey)).status).toBe(401);
-    await eventually(async () => (await session(b, key.apiKey)).status === 401, 'node B refuses the revoked key');
-    expect((await session(b, key.apiKey)).json.detail).toBe('Key Not Found');
+    expect((await sessionWithApiKey(a, key.apiKey)).status).toBe(401);
+    await eventually(async () => (await sessionWithApiKey(b, key.apiKey)).status === 401, 'node B refuses the revoked key');
+    expect((await sessionWithApiKey(b, key.apiKey)).json.detail).toBe('Key Not Found');
   });
 
   it('a session signed in on one node works on the other; logout on one closes its streams on the other', async () => {
@@ -82,7 +83,7 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
     await onB.waitFor((text) => text.length > 0);
     expect((await browserA.post('/api/Authentication/Logout')).status).toBe(200);
     await onB.ended;
-    expect((await session(b, 'x')).status).toBe(401);
+    expect((await sessionWithApiKey(b, 'x')).status).toBe(401);
     const replay = await fetch(`${b.url}/api/Authentication/Session`, { headers: { cookie } });
     expect(replay.status).toBe(401);
   });
@@ -129,7 +130,7 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
     expect((await new Browser(a.url).get('/api/Authentication/Session', { cookie: cookieOf(ended.browser) })).status).toBe(401);
     expect((await new Browser(b.url).get('/api/Authentication/Session', { cookie: cookieOf(kept.browser) })).status).toBe(200);
     const [row] = await a.db.query<{ EndReasonId: number; EndedByUser: string }>(`SELECT * FROM "UserSession" WHERE "Id" = $1`, [ended.sid]);
-    expect(row).toMatchObject({ EndReasonId: 4, EndedByUser: 'two-sessions-across' });
+    expect(row).toMatchObject({ EndReasonId: LogoutReasonId.SessionEnded, EndedByUser: 'two-sessions-across' });
     void user;
     keptOnB.abort();
   });
@@ -137,7 +138,7 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
   it('relays bus events published on one node to the streams of the other', async () => {
     const user = await insertUser(a, { name: 'watching-across', password: STRONG });
     const key = await createKey(a, adminA, user.id);
-    await eventually(async () => (await session(b, key.apiKey)).status === 200, 'node B accepts the key');
+    await eventually(async () => (await sessionWithApiKey(b, key.apiKey)).status === 200, 'node B accepts the key');
     const onB = await openStream(`${b.url}/api/Watcher/Stream`, { 'x-api-key': key.apiKey });
     await onB.waitFor((text) => text.length > 0);
     // Tagged with the user's tenant: untagged Watcher messages reach landlord streams only (contract 13).
@@ -161,7 +162,7 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
       const { browser: adminC } = await signInAdministrator(c);
       const user = await insertUser(c, { name: 'offline-key', password: STRONG });
       const key = await createKey(c, adminC, user.id);
-      expect((await session(c, key.apiKey)).status).toBe(200);
+      expect((await sessionWithApiKey(c, key.apiKey)).status).toBe(200);
 
       // A stream on this node still closes at logout, without the bus.
       clock.advance(1000);
@@ -178,13 +179,13 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
       const user = await insertUser(a, { name: 'revoked-while-offline', password: STRONG });
       const key = await createKey(a, adminA, user.id);
       await c.app.get(ActiveApiKeys).reload();
-      expect((await session(c, key.apiKey)).status).toBe(200);
+      expect((await sessionWithApiKey(c, key.apiKey)).status).toBe(200);
       // Revoked on node A: its message cannot reach node C.
       expect((await adminA.delete(`/api/UserRegistry/${user.id}/ApiKey/${key.id}`)).status).toBe(204);
-      expect((await session(a, key.apiKey)).status).toBe(401);
+      expect((await sessionWithApiKey(a, key.apiKey)).status).toBe(401);
       // Node C catches up at its once-a-minute reload (time moved, not slept).
       clock.advance(61_000);
-      const res = await session(c, key.apiKey);
+      const res = await sessionWithApiKey(c, key.apiKey);
       expect(res.status).toBe(401);
       expect(res.json.detail).toBe('Key Not Found');
     });
@@ -193,10 +194,10 @@ describe('several nodes on one PostgreSQL and one Redis (contract 1)', () => {
       const { browser: adminC } = await signInAdministrator(c);
       const user = await insertUser(c, { name: 'revoked-in-db', password: STRONG });
       const key = await createKey(c, adminC, user.id);
-      expect((await session(c, key.apiKey)).status).toBe(200);
+      expect((await sessionWithApiKey(c, key.apiKey)).status).toBe(200);
       await c.db.query(`UPDATE "UserRegistryApiKey" SET "Deleted" = true WHERE "Id" = $1`, [key.id]);
       await c.app.get(ActiveApiKeys).reload();
-      expect((await session(c, key.apiKey)).status).toBe(401);
+      expect((await sessionWithApiKey(c, key.apiKey)).status).toBe(401);
     });
   });
 });

@@ -4,6 +4,7 @@ import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 import { loadKerberos } from '../src/login/negotiate-acceptor';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos
@@ -93,10 +94,10 @@ describe('Negotiate sign-in (service.md 5.2, contract 12)', () => {
     expect(client.contextComplete).toBe(true);
 
     expect(await logins(t, 'alice')).toEqual([
-      { Failed: false, FailureTypeId: null, FailureMessage: null, AuthenticationTypeId: 2, CreatedUser: 'alice' },
+      { Failed: false, FailureTypeId: null, FailureMessage: null, AuthenticationTypeId: AuthenticationTypeId.Negotiate, CreatedUser: 'alice' },
     ]);
     // The session row of contract 14, named by the token's sid.
-    expect(await sessionRowOf(t, res.json.token)).toMatchObject(openSessionOf(user, 2, t.clock.nowMs()));
+    expect(await sessionRowOf(t, res.json.token)).toMatchObject(openSessionOf(user, AuthenticationTypeId.Negotiate, t.clock.nowMs()));
     expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
     const session = await browser.get('/api/Authentication/Session');
     expect(session.json).toMatchObject({ userName: 'alice', authenticationType: 'Cookie' });
@@ -106,7 +107,7 @@ describe('Negotiate sign-in (service.md 5.2, contract 12)', () => {
     await insertUser(t, { name: 'Bob' });
     const res = await new Browser(t.url).get('/api/Authentication/ByNegotiate', await negotiate('bob'));
     expect(res.status).toBe(200);
-    expect(await logins(t, 'bob')).toEqual([expect.objectContaining({ Failed: false, AuthenticationTypeId: 2, CreatedUser: 'Bob' })]);
+    expect(await logins(t, 'bob')).toEqual([expect.objectContaining({ Failed: false, AuthenticationTypeId: AuthenticationTypeId.Negotiate, CreatedUser: 'Bob' })]);
   });
 
   it('refuses a replayed token', async () => {
@@ -130,7 +131,7 @@ describe('Negotiate sign-in (service.md 5.2, contract 12)', () => {
       expect(res.headers.get('www-authenticate')).toBe('Negotiate');
       expect(res.setCookies).toEqual([]);
       expect(await logins(t, principal)).toEqual([
-        { Failed: true, FailureTypeId: failureTypeId, FailureMessage: null, AuthenticationTypeId: 2, CreatedUser: principal },
+        { Failed: true, FailureTypeId: failureTypeId, FailureMessage: null, AuthenticationTypeId: AuthenticationTypeId.Negotiate, CreatedUser: principal },
       ]);
     }
   });
@@ -176,10 +177,10 @@ describe('Negotiate sign-in with the second factor (contract 7)', () => {
     const second = await browser.post('/api/Authentication/ByNegotiateMfa', { mfa: PASSCODE }, await negotiate('alice'));
     expect(second.status).toBe(200);
     expect(typeof second.json.token).toBe('string');
-    expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, 2, t.clock.nowMs()));
+    expect(await sessionRowOf(t, second.json.token)).toMatchObject(openSessionOf(user, AuthenticationTypeId.Negotiate, t.clock.nowMs()));
     expect(await sessionRowsOf(t, user.id)).toHaveLength(1);
     expect(browser.cookies.has('authentication-jwt')).toBe(true);
-    expect(await logins(t, 'alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: 2 })]);
+    expect(await logins(t, 'alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: AuthenticationTypeId.Negotiate })]);
   });
 
   it('refuses the passcode without a handshake (401 Negotiate), and a malformed body (400)', async () => {
@@ -202,8 +203,8 @@ describe('Negotiate sign-in with the second factor (contract 7)', () => {
     const locked = await new Browser(t.url).post('/api/Authentication/ByNegotiateMfa', { mfa: PASSCODE }, await negotiate('bob'));
     expect(locked.status).toBe(401);
     const rows = await logins(t, 'bob');
-    expect(rows.map((row) => row.FailureTypeId)).toEqual([11, 11, 11, 11, 3]);
-    expect(rows.every((row) => row.FailureMessage === null && row.AuthenticationTypeId === 2)).toBe(true);
+    expect(rows.map((row) => row.FailureTypeId)).toEqual([...Array(4).fill(FailureTypeId.SecondFactorRejected), FailureTypeId.PasswordLocked]);
+    expect(rows.every((row) => row.FailureMessage === null && row.AuthenticationTypeId === AuthenticationTypeId.Negotiate)).toBe(true);
   });
 });
 

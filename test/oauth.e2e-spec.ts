@@ -1,9 +1,10 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { OidcProvider, startOidcProvider } from './helpers/oidc-provider';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 /**
  * OpenID Connect sign-in (contract 8 and 12) against a real OpenID provider (oidc-provider) on
@@ -147,7 +148,7 @@ describe('the form_post callback and the CSRF rule', () => {
     await insertUser(formPost, { name: 'sameSiteUser', password });
     // Password sign-in is off on the OpenID Connect nodes: the cookie comes from a node of the same
     // deployment that has it (one database, one JwtKey).
-    const signedIn = await call(`${passwordOnly.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'sameSiteUser', password });
+    const signedIn = await requestWithoutCookies(`${passwordOnly.url}/api/Authentication/ByUserNamePassword`, 'POST', {}, { userName: 'sameSiteUser', password });
     expect(signedIn.status).toBe(200);
     const cookies = Object.fromEntries(signedIn.setCookies.map(parseSetCookie).map((c) => [c.name, c.value]));
     expect(cookies['authentication-jwt']).toBeTruthy();
@@ -156,9 +157,9 @@ describe('the form_post callback and the CSRF rule', () => {
     const f = await flow(formPost, 'sub-same-site', { cookies, sameSiteProvider: true, returnUrl: '/Administration' });
     expect(f.callback.status).toBe(302);
     expect(f.callback.headers.get('location')).toBe('/Administration');
-    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'sameSiteUser', Failed: false, AuthenticationTypeId: 3 });
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'sameSiteUser', Failed: false, AuthenticationTypeId: AuthenticationTypeId.OAuth });
     // Every other state-changing route still refuses the same request.
-    const other = await call(`${formPost.url}/api/Authentication/Logout`, 'POST', {
+    const other = await requestWithoutCookies(`${formPost.url}/api/Authentication/Logout`, 'POST', {
       cookie: `authentication-jwt=${cookies['authentication-jwt']}`,
       origin: idp.issuer,
       'sec-fetch-site': 'same-site',
@@ -176,10 +177,10 @@ describe('successful sign-in by form_post', () => {
     expect(f.callback.headers.get('location')).toBe('/Administration/Security/UserLogin?take=5');
     const names = f.callback.setCookies.map((line) => parseSetCookie(line).name);
     expect(names).toEqual(expect.arrayContaining(['authentication-jwt', 'authentication-expiry']));
-    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'Alice', Failed: false, FailureTypeId: null, AuthenticationTypeId: 3 });
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'Alice', Failed: false, FailureTypeId: null, AuthenticationTypeId: AuthenticationTypeId.OAuth });
     // The session row of contract 14, named by the cookie token's sid.
     const token = f.callback.setCookies.map(parseSetCookie).find((c) => c.name === 'authentication-jwt')!.value;
-    expect(await sessionRowOf(formPost, token)).toMatchObject(openSessionOf(user, 3, formPost.clock.nowMs()));
+    expect(await sessionRowOf(formPost, token)).toMatchObject(openSessionOf(user, AuthenticationTypeId.OAuth, formPost.clock.nowMs()));
     expect(await sessionRowsOf(formPost, user.id)).toHaveLength(1);
     const session = await f.browser.get('/api/Authentication/Session');
     expect(session.json).toMatchObject({ userName: 'Alice', authenticationType: 'Cookie' });
@@ -199,7 +200,7 @@ describe('successful sign-in by form_post', () => {
       idp.accounts.set(sub, claims);
       const f = await flow(formPost, sub);
       expect({ sub, status: f.callback.status, location: f.callback.headers.get('location') }).toEqual({ sub, status: 302, location: '/' });
-      expect(await lastRow(formPost)).toMatchObject({ CreatedUser: userName, Failed: false, AuthenticationTypeId: 3 });
+      expect(await lastRow(formPost)).toMatchObject({ CreatedUser: userName, Failed: false, AuthenticationTypeId: AuthenticationTypeId.OAuth });
     }
   });
 
@@ -261,7 +262,7 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
     const f = await flow(formPost, 'sub-ghost');
     expectFailure(f);
     expect(await lastRow(formPost)).toEqual({
-      CreatedUser: 'ghost', Failed: true, FailureTypeId: 1, FailureMessage: null, AuthenticationTypeId: 3, UserRegistryId: null,
+      CreatedUser: 'ghost', Failed: true, FailureTypeId: FailureTypeId.NoUser, FailureMessage: null, AuthenticationTypeId: AuthenticationTypeId.OAuth, UserRegistryId: null,
     });
     expect(await formPost.db.query(`SELECT 1 FROM "UserRegistry" WHERE lower("Name") = 'ghost'`)).toEqual([]);
   });
@@ -273,9 +274,9 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
     idp.accounts.set('sub-larry', { preferred_username: 'larry' });
     idp.accounts.set('sub-mia', { preferred_username: 'mia' });
     expectFailure(await flow(formPost, 'sub-larry'));
-    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'larry', FailureTypeId: 2, FailureMessage: null });
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'larry', FailureTypeId: FailureTypeId.NotActive, FailureMessage: null });
     expectFailure(await flow(formPost, 'sub-mia'));
-    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'mia', FailureTypeId: 3, FailureMessage: null, UserRegistryId: id });
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'mia', FailureTypeId: FailureTypeId.PasswordLocked, FailureMessage: null, UserRegistryId: id });
   });
 
   it('a ticket without a usable identity claim: 7', async () => {
@@ -283,7 +284,7 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
     idp.accounts.set(unusable, { preferred_username: '', email: 42 });
     expectFailure(await flow(formPost, unusable));
     const row = await lastRow(formPost);
-    expect(row).toMatchObject({ Failed: true, FailureTypeId: 7, AuthenticationTypeId: 3 });
+    expect(row).toMatchObject({ Failed: true, FailureTypeId: FailureTypeId.NoIdentityClaim, AuthenticationTypeId: AuthenticationTypeId.OAuth });
     expect(row.FailureMessage).toMatch(/identity claim/);
   });
 
@@ -291,12 +292,12 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
     idp.accounts.set('sub-nina', { preferred_username: 'nina' });
     expectFailure(await flow(formPost, null));
     const row = await lastRow(formPost);
-    expect(row).toMatchObject({ Failed: true, FailureTypeId: 8 });
+    expect(row).toMatchObject({ Failed: true, FailureTypeId: FailureTypeId.RemoteFailure });
     expect(row.FailureMessage).toMatch(/access_denied/);
 
     expectFailure(await flow(formPost, null, { deny: 'd'.repeat(3000) }));
     const long = await lastRow(formPost);
-    expect(long.FailureTypeId).toBe(8);
+    expect(long.FailureTypeId).toBe(FailureTypeId.RemoteFailure);
     expect(long.FailureMessage!.length).toBe(2048);
   });
 
@@ -308,16 +309,16 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
       params.state = s.slice(0, 20) + (s[20] === 'A' ? 'B' : 'A') + s.slice(21);
     };
     expectFailure(await flow(formPost, 'sub-oscar', { mutate: tamper }));
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9, FailureMessage: expect.stringMatching(/state/) });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure, FailureMessage: expect.stringMatching(/state/) });
 
     expectFailure(await flow(formPost, 'sub-oscar', { mutate: (params) => delete params.state }));
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9 });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure });
 
     // Another flow's code with this flow's state: the PKCE verifier does not fit the code.
     const browser = new Browser(formPost.url);
     const other = await idp.authorize((await browser.get('/api/Authentication/OAuth/Login')).headers.get('location')!, 'sub-oscar');
     expectFailure(await flow(formPost, 'sub-oscar', { mutate: (params) => (params.code = other.params.code) }));
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9 });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure });
 
     // A replayed authorization response: the code is single-use.
     let captured: Record<string, string> = {};
@@ -328,20 +329,20 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'cross-site' },
     });
     expectFailure({ browser, start: replay, callback: replay });
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9 });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure });
 
     // Expired: the sign-in took more than ten minutes at the provider.
     const slow = await flow(formPost, 'sub-oscar', { mutate: () => formPost.clock.advance(11 * 60_000) });
     formPost.clock.advance(-11 * 60_000);
     expectFailure(slow);
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9, FailureMessage: expect.stringMatching(/expired/) });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure, FailureMessage: expect.stringMatching(/expired/) });
 
     // form_post expected; a GET with a valid response is refused.
     const start = await new Browser(formPost.url).get('/api/Authentication/OAuth/Login');
     const answer = await idp.authorize(start.headers.get('location')!, 'sub-oscar');
     const wrongMode = await new Browser(formPost.url).get(`${CALLBACK}?${new URLSearchParams(answer.params)}`);
     expectFailure({ browser, start: wrongMode, callback: wrongMode });
-    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: 9 });
+    expect(await lastRow(formPost)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure });
   });
 
   it('a database error while matching the user: 10', async () => {
@@ -354,14 +355,14 @@ describe('failures: 302 to /Account/Login?error=… and a UserLogin row of type 
       await formPost.db.query(`ALTER TABLE "TenantRegistryAway" RENAME TO "TenantRegistry"`);
     }
     expectFailure(f);
-    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'peggy', Failed: true, FailureTypeId: 10, FailureMessage: expect.any(String) });
+    expect(await lastRow(formPost)).toMatchObject({ CreatedUser: 'peggy', Failed: true, FailureTypeId: FailureTypeId.InternalError, FailureMessage: expect.any(String) });
   });
 
   it('a provider that cannot be reached: 302 to the login page with an error and a row 8, never a 500', async () => {
     const res = await new Browser(unreachable.url).get('/api/Authentication/OAuth/Login?returnUrl=/x');
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('/Account/Login?error=provider_error');
-    expect(await lastRow(unreachable)).toMatchObject({ Failed: true, FailureTypeId: 8, AuthenticationTypeId: 3 });
+    expect(await lastRow(unreachable)).toMatchObject({ Failed: true, FailureTypeId: FailureTypeId.RemoteFailure, AuthenticationTypeId: AuthenticationTypeId.OAuth });
   });
 });
 
@@ -372,7 +373,7 @@ describe('OAuthForceGet: the response in the query string', () => {
     const f = await flow(forceGet, 'sub-quinn', { returnUrl: '/home' });
     expect(f.callback.status).toBe(302);
     expect(f.callback.headers.get('location')).toBe('/home');
-    expect(await lastRow(forceGet)).toMatchObject({ CreatedUser: 'quinn', Failed: false, AuthenticationTypeId: 3 });
+    expect(await lastRow(forceGet)).toMatchObject({ CreatedUser: 'quinn', Failed: false, AuthenticationTypeId: AuthenticationTypeId.OAuth });
   });
 
   it('refuses a response carried into another browser (login CSRF), a POST, and an open redirect', async () => {
@@ -383,7 +384,7 @@ describe('OAuthForceGet: the response in the query string', () => {
     const victim = new Browser(forceGet.url);
     const planted = await victim.get(`${CALLBACK}?${new URLSearchParams(answer.params)}`);
     expectFailure({ browser: victim, start: planted, callback: planted });
-    expect(await lastRow(forceGet)).toMatchObject({ FailureTypeId: 9 });
+    expect(await lastRow(forceGet)).toMatchObject({ FailureTypeId: FailureTypeId.LocalValidationFailure });
 
     const posted = await victim.request('POST', CALLBACK, {
       body: new URLSearchParams(answer.params).toString(),
@@ -397,7 +398,7 @@ describe('OAuthForceGet: the response in the query string', () => {
 
   it('the provider denying is 8 in query mode too', async () => {
     expectFailure(await flow(forceGet, null));
-    expect(await lastRow(forceGet)).toMatchObject({ FailureTypeId: 8, FailureMessage: expect.stringMatching(/access_denied/) });
+    expect(await lastRow(forceGet)).toMatchObject({ FailureTypeId: FailureTypeId.RemoteFailure, FailureMessage: expect.stringMatching(/access_denied/) });
   });
 });
 

@@ -15,6 +15,7 @@ import { ServiceProcess, startServiceProcess } from './helpers/service-process';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { signInAdministrator } from './helpers/users';
 import { eventually } from './helpers/eventually';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 /**
  * What a database outage holds back survives the node (issue 11: "nothing lost", a crash in the middle
@@ -114,7 +115,7 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
     const written = await rows();
     expect(written.map((row) => row.UserAgent).sort()).toEqual(tokens.map((_, i) => stored(i)).sort());
     for (const row of written) {
-      expect(row).toMatchObject({ CreatedUser: 'Administrator', OutcomeId: 3 });
+      expect(row).toMatchObject({ CreatedUser: 'Administrator', OutcomeId: LogoutOutcomeId.RevocationFailed });
       expect(row.TenantRegistryId).not.toBeNull();
       expect(row.SessionStartDate).not.toBeNull();
       expect(row.CreatedDate.getTime()).toBeGreaterThanOrEqual(before);
@@ -145,8 +146,8 @@ describe('UserLogout rows kept during an outage, and the node killed before the 
         createdUser: 'Administrator',
         userRegistryId: 1,
         tenantRegistryId: null,
-        reasonId: 1,
-        outcomeId: 3,
+        reasonId: LogoutReasonId.UserLogout,
+        outcomeId: LogoutOutcomeId.RevocationFailed,
         context: { remoteIp: '198.51.100.7', localIp: '127.0.0.1', userAgent },
         sessionStartDate: createdDate,
         message: 'kept',

@@ -2,6 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 
@@ -32,7 +33,7 @@ describe('API behind the administration pages', () => {
   describe('GET /api/UserLogin filters', () => {
     beforeAll(async () => {
       await insertUser(t, { name: 'ana', password: STRONG, tenantName: 'Bank South' });
-      await insertUser(t, { name: 'south.admin', password: STRONG, tenantName: 'Bank South', permissions: [35] });
+      await insertUser(t, { name: 'south.admin', password: STRONG, tenantName: 'Bank South', permissions: [Permission.ReadWriteSecurityUser] });
       await insertUser(t, { name: 'starter', password: STRONG, tenantName: 'Bank South', expired: true });
       const http = new Browser(t.url);
       await http.post('/api/Authentication/ByUserNamePassword', { userName: 'ana', password: 'Wrong-password-1' });
@@ -171,7 +172,7 @@ describe('API behind the administration pages', () => {
         expect({ value, status: res.status }).toEqual({ value, status: 400 });
         expect(res.json.errors).toEqual([{ field: 'includeRevoked', message: 'includeRevoked must be true or false.' }]);
       }
-      await insertUser(t, { name: 'west.admin', password: STRONG, tenantName: 'Bank West', permissions: [35] });
+      await insertUser(t, { name: 'west.admin', password: STRONG, tenantName: 'Bank West', permissions: [Permission.ReadWriteSecurityUser] });
       const west = await signIn('west.admin');
       expect((await west.get(`/api/UserRegistry/${id}/ApiKey?includeRevoked=true`)).status).toBe(404);
     });
@@ -179,8 +180,8 @@ describe('API behind the administration pages', () => {
 
   describe('GET /api/RoleRegistry/Assignable', () => {
     it('offers a landlord every role, and a user administrator only the roles of its tenant it could give', async () => {
-      const weak = await insertUser(t, { name: 'north.users', password: STRONG, tenantName: 'Bank North', permissions: [35] });
-      const strong = await insertUser(t, { name: 'north.roles', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+      const weak = await insertUser(t, { name: 'north.users', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityUser] });
+      const strong = await insertUser(t, { name: 'north.roles', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
       const plain = await insertUser(t, { name: 'north.teller', password: STRONG, tenantName: 'Bank North' });
       await insertUser(t, { name: 'elsewhere', password: STRONG, tenantName: 'Bank Far' });
 
@@ -248,7 +249,7 @@ describe('API behind the administration pages', () => {
 
   describe('the sign-in redirect says why the session is gone', () => {
     it('ended by an administrator: session=ended, the dead cookies cleared; expired: session=expired; never signed in: nothing', async () => {
-      const { id } = await insertUser(t, { name: 'rita', password: STRONG, permissions: [35] });
+      const { id } = await insertUser(t, { name: 'rita', password: STRONG, permissions: [Permission.ReadWriteSecurityUser] });
       const rita = await signIn('rita');
       expect((await rita.get('/Administration/Security/Users', { accept: 'text/html' })).status).toBe(200);
       t.clock.advance(1_000);

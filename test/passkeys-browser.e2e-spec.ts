@@ -1,10 +1,11 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { CapturedLogs } from './helpers/logs';
 import { cosePublicKey, passkeyPorts, PasskeyNode, startPasskeyNode, VirtualAuthenticator } from './helpers/passkeys';
 import { insertUser } from './helpers/users';
 import { PasskeyUsageWriter } from '../src/passkeys/passkey-usage.writer';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 jest.setTimeout(240_000);
 
@@ -43,7 +44,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
   });
 
   async function session(viewport?: { width: number; height: number }): Promise<Page> {
-    const { context, page } = await newSession(chromium, { viewport });
+    const { context, page } = await openBrowserPage(chromium, { viewport });
     contexts.push(context);
     return watchPage(page, problems);
   }
@@ -99,7 +100,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     await page.waitForURL((url) => url.pathname === '/Account/Sessions');
     await page.locator('#sessions[data-loaded="true"]').waitFor();
     expect(await page.locator('.current-session').innerText()).toContain('Passkey');
-    expect(await loginRows('pk-autofill')).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-autofill' }]);
+    expect(await loginRows('pk-autofill')).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-autofill' }]);
     // The registration's password session, and this one (the clock stands still: same start).
     const sessions = await a.db.query<{ AuthenticationTypeId: number }>(
       `SELECT "AuthenticationTypeId" FROM "UserSession" WHERE "UserRegistryId" = $1 ORDER BY "AuthenticationTypeId"`,
@@ -163,7 +164,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     const answered = page.waitForResponse('**/api/Authentication/ByPasskey');
     await page.click('#passkey-login');
     expect((await answered).status()).toBe(200);
-    expect(await loginRows('pk-button')).toEqual([{ AuthenticationTypeId: 4, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-button' }]);
+    expect(await loginRows('pk-button')).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: null, UserRegistryId: user.id, CreatedUser: 'pk-button' }]);
     await page.unroute('**/api/Authentication/ByPasskey');
 
     // The same assertion again, at either node: its challenge is used (14, counted toward the lockout).
@@ -248,8 +249,8 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     );
     // The registration's own sign-in, then this one: both password (1), both successes.
     expect(rows).toEqual([
-      { AuthenticationTypeId: 1, FailureTypeId: null },
-      { AuthenticationTypeId: 1, FailureTypeId: null },
+      { AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: null },
+      { AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: null },
     ]);
     await page.locator('#sessions[data-loaded="true"]').waitFor();
     expect(await page.locator('.current-session').innerText()).toContain('Username and Password');
@@ -295,7 +296,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
       `SELECT "AuthenticationTypeId", "FailureTypeId" FROM "UserLogin" WHERE "UserRegistryId" = $1 ORDER BY "Id" DESC LIMIT 1`,
       [attacker.id],
     );
-    expect(rows).toEqual([{ AuthenticationTypeId: 1, FailureTypeId: 14 }]);
+    expect(rows).toEqual([{ AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: FailureTypeId.PasskeyAssertionInvalid }]);
     // And the victim's challenge is gone with it.
     expect(await a.db.query(`SELECT 1 FROM "PasskeyChallenge" WHERE "Id" = $1`, [victimPrompt.challengeId])).toEqual([]);
   });
@@ -378,7 +379,7 @@ describe('a passkey without user verification, then the passcode, in Chromium (c
       `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "SignCount", "Name", "CreatedDate") VALUES ($1, $2, $3, 0, 'Key', now())`,
       [user.id, credentialId, cosePublicKey(publicKey)],
     );
-    const { context, page } = await newSession(chromium);
+    const { context, page } = await openBrowserPage(chromium);
     try {
       watchPage(page, problems);
       // An authenticator that does not verify its user, and a client that does not ask it to: what

@@ -5,6 +5,9 @@ import { insertUser } from './helpers/users';
 import { PasskeyChallenges } from '../src/passkeys/passkey-challenges';
 import { AppSettings, SETTINGS } from '../src/config/config.module';
 import { noneAttestation, PasskeyNode, softwarePasskey, startPasskeyNode } from './helpers/passkeys';
+import { ActionTypeId } from '../src/admin-changes/admin-change.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 jest.setTimeout(180_000);
 
@@ -81,14 +84,14 @@ describe('passkeys over the API (contract 20)', () => {
     const res13 = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(randomBytes(32)) });
     expect(res13.status).toBe(401);
     expect(res13.json.detail).toBe('The user name, password or passcode is not valid.');
-    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 13, UserRegistryId: null, CreatedUser: null });
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: FailureTypeId.UnknownPasskey, UserRegistryId: null, CreatedUser: null });
 
     const inactive = await insertUser(t, { name: 'pk-inactive', password: PASSWORD, active: false });
     const inactiveKey = await storedPasskey(inactive.id);
     const res2 = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(inactiveKey.credentialId) });
     expect(res2.status).toBe(401);
     expect(res2.text).toBe(res13.text);
-    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 2, UserRegistryId: inactive.id, CreatedUser: 'pk-inactive' });
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: FailureTypeId.NotActive, UserRegistryId: inactive.id, CreatedUser: 'pk-inactive' });
 
     const user = await insertUser(t, { name: 'pk-locked', password: PASSWORD });
     const key = await storedPasskey(user.id);
@@ -97,14 +100,14 @@ describe('passkeys over the API (contract 20)', () => {
       const res = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: id, response: assertion(key.credentialId) });
       expect(res.status).toBe(401);
       expect(res.text).toBe(res13.text);
-      expect(await lastLogin()).toEqual({ AuthenticationTypeId: 4, FailureTypeId: 14, UserRegistryId: user.id, CreatedUser: 'pk-locked' });
+      expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: FailureTypeId.PasskeyAssertionInvalid, UserRegistryId: user.id, CreatedUser: 'pk-locked' });
     }
     // PasswordAttempts=2: the third failure locks (5 on the attempt that reaches it, as for passwords), then 3.
     await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
     const [state] = await t.db.query<{ PasswordLocked: boolean }>(`SELECT "PasswordLocked" FROM "UserRegistry" WHERE "Id" = $1`, [user.id]);
     expect(state.PasswordLocked).toBe(true);
     await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
-    expect((await lastLogin()).FailureTypeId).toBe(3);
+    expect((await lastLogin()).FailureTypeId).toBe(FailureTypeId.PasswordLocked);
   });
 
   it('forgets expired challenges once a minute (the table stays small)', async () => {
@@ -187,13 +190,13 @@ describe('passkeys over the API (contract 20)', () => {
     expect((await browser.get(own)).json).toEqual([]);
     // A removed passkey signs nobody in: its credential id is unknown (13).
     await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(mine.credentialId) });
-    expect(await lastLogin()).toMatchObject({ FailureTypeId: 13, UserRegistryId: null });
+    expect(await lastLogin()).toMatchObject({ FailureTypeId: FailureTypeId.UnknownPasskey, UserRegistryId: null });
   });
 
   it('lets administrators list and remove a user\'s passkeys within their tenant only', async () => {
     const user = await insertUser(t, { name: 'pk-managed', password: PASSWORD, tenantName: 'Tenant B' });
     const key = await storedPasskey(user.id, 'Managed');
-    await insertUser(t, { name: 'pk-tenant-admin', password: PASSWORD, tenantName: 'Tenant A', permissions: [35] });
+    await insertUser(t, { name: 'pk-tenant-admin', password: PASSWORD, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'pk-plain', password: PASSWORD, tenantName: 'Tenant B' });
     await insertUser(t, { name: 'pk-landlord', password: PASSWORD, landlord: true });
     const outsider = await signIn('pk-tenant-admin');
@@ -211,7 +214,7 @@ describe('passkeys over the API (contract 20)', () => {
   it('records each registration and removal as an AdminChange (19, 20), refused administrator removals as failed rows, a 400 not at all', async () => {
     const user = await insertUser(t, { name: 'pk-audited', password: PASSWORD, tenantName: 'Tenant B' });
     await insertUser(t, { name: 'pk-audit-landlord', password: PASSWORD, landlord: true });
-    await insertUser(t, { name: 'pk-audit-outsider', password: PASSWORD, tenantName: 'Tenant A', permissions: [35] });
+    await insertUser(t, { name: 'pk-audit-outsider', password: PASSWORD, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'pk-audit-plain', password: PASSWORD, tenantName: 'Tenant B' });
     const origin = t.app.get<AppSettings>(SETTINGS).passkeyOrigins[0];
     const owner = await signIn('pk-audited');
@@ -259,8 +262,8 @@ describe('passkeys over the API (contract 20)', () => {
     ]);
     // The 400 (malformed passkey id) wrote nothing: the landlord's one row is its removal.
     expect(read.json.rows.filter((r: { createdUser: string }) => r.createdUser === 'pk-audit-landlord')).toHaveLength(1);
-    expect(rows[5]).toMatchObject({ userRegistryId: landlordId, actionTypeId: 20, credentialType: 'Cookie session' });
-    expect(rows[0]).toMatchObject({ userRegistryId: user.id, actionTypeId: 19 });
+    expect(rows[5]).toMatchObject({ userRegistryId: landlordId, actionTypeId: ActionTypeId.PasskeyRemoved, credentialType: 'Cookie session' });
+    expect(rows[0]).toMatchObject({ userRegistryId: user.id, actionTypeId: ActionTypeId.PasskeyRegistered });
     // Never the key material: neither credential id nor public key, in any encoding, in a row or in the read.
     const stored = JSON.stringify(await t.db.query(`SELECT * FROM "AdminChange" WHERE "TargetTable" = 'UserPasskey'`));
     for (const made of [laptop, key]) {
@@ -288,11 +291,11 @@ describe('passkeys over the API (contract 20)', () => {
       passkey: { challengeId: first.json.challengeId, response: assertion(key.credentialId) },
     });
     expect(second.status).toBe(401);
-    expect(await lastLogin()).toEqual({ AuthenticationTypeId: 1, FailureTypeId: 14, UserRegistryId: user.id, CreatedUser: 'pk-factor' });
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: FailureTypeId.PasskeyAssertionInvalid, UserRegistryId: user.id, CreatedUser: 'pk-factor' });
     // Another user's challenge answers nothing for this one (cross-user), and the wrong password never reaches the passkey.
     const third = await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'pk-factor', password: 'wrong', passkey: { challengeId: first.json.challengeId, response: assertion(key.credentialId) } });
     expect(third.status).toBe(401);
-    expect((await lastLogin()).FailureTypeId).toBe(5);
+    expect((await lastLogin()).FailureTypeId).toBe(FailureTypeId.PasswordMismatch);
   });
 });
 

@@ -2,6 +2,7 @@ import { constants, createHash, generateKeyPairSync, publicEncrypt } from 'node:
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { insertUser } from './helpers/users';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const SIGN_IN = '/api/Authentication/ByUserNamePassword';
@@ -41,7 +42,7 @@ describe('password sign-in (contract 3)', () => {
     const expiryCookie = cookies.find((c) => c.name === 'authentication-expiry')!;
     expect(expiryCookie.attributes.httponly).toBeUndefined();
     expect(decodeURIComponent(expiryCookie.value)).toBe(res.json.expiration);
-    expect(await logins('alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: 1 })]);
+    expect(await logins('alice')).toEqual([expect.objectContaining({ Failed: false, FailureTypeId: null, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword })]);
     expect((await user('alice')).LastLoginDate).not.toBeNull();
 
     const session = await browser.get('/api/Authentication/Session');
@@ -147,7 +148,7 @@ describe('password sign-in (contract 3)', () => {
     const logouts = await t.db.query<{ ReasonId: number; OutcomeId: number }>(
       `SELECT * FROM "UserLogout" WHERE "CreatedUser" = 'gina'`,
     );
-    expect(logouts).toEqual([expect.objectContaining({ ReasonId: 3, OutcomeId: 1 })]);
+    expect(logouts).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.PasswordChanged, OutcomeId: LogoutOutcomeId.Revoked })]);
     expect((await browser.get('/api/Authentication/Session')).status).toBe(200);
     expect((await new Browser(t.url).post(SIGN_IN, { userName: 'gina', password: STRONG })).status).toBe(401);
   });

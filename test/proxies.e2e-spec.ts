@@ -1,6 +1,6 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { loadSettings } from '../src/config/settings';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 
 /**
  * Contract 13, proxies: the client address is the right-most X-Forwarded-For entry that is not a
@@ -13,7 +13,7 @@ const SIGN_IN = '/api/Authentication/ByUserNamePassword';
 async function remoteIpOfFailedSignIn(t: TestApp, forwardedFor: string | null): Promise<string> {
   const userName = `probe-${Math.random().toString(36).slice(2)}`;
   const headers: Record<string, string> = forwardedFor === null ? {} : { 'x-forwarded-for': forwardedFor };
-  expect((await call(`${t.url}${SIGN_IN}`, 'POST', headers, { userName, password: 'x' })).status).toBe(401);
+  expect((await requestWithoutCookies(`${t.url}${SIGN_IN}`, 'POST', headers, { userName, password: 'x' })).status).toBe(401);
   const [row] = await t.db.query<{ RemoteIp: string }>(`SELECT "RemoteIp" FROM "UserLogin" WHERE "CreatedUser" = $1`, [userName]);
   return row.RemoteIp;
 }
@@ -24,7 +24,7 @@ async function anonymousLogoutRows(t: TestApp, trustedRightPart: string): Promis
   const mark = (await t.db.query<{ mark: string }>(`SELECT COALESCE(max("Id"), 0)::text AS mark FROM "UserLogout"`))[0].mark;
   for (let i = 0; i < 30; i++) {
     const forged = `198.51.100.${i}, 192.0.2.${(i * 7) % 250}`;
-    const res = await call(`${t.url}/api/Authentication/Logout`, 'POST', {
+    const res = await requestWithoutCookies(`${t.url}/api/Authentication/Logout`, 'POST', {
       'x-forwarded-for': trustedRightPart ? `${forged}, ${trustedRightPart}` : forged,
     });
     expect(res.status).toBe(200);
@@ -101,7 +101,7 @@ describe.each([
     expect(rows).toEqual([{ RemoteIp: logoutAddress }]);
     // A minute later the same client gets its next row.
     t.clock.advance(61_000);
-    expect((await call(`${t.url}/api/Authentication/Logout`, 'POST', { 'x-forwarded-for': `9.9.9.9, ${rightPart}` })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}/api/Authentication/Logout`, 'POST', { 'x-forwarded-for': `9.9.9.9, ${rightPart}` })).status).toBe(200);
     expect(await t.db.query(`SELECT "RemoteIp" FROM "UserLogout" ORDER BY "Id"`)).toEqual([{ RemoteIp: logoutAddress }, { RemoteIp: logoutAddress }]);
   });
 });

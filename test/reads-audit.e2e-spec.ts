@@ -2,6 +2,8 @@ import { startTestApp, TestApp } from './helpers/app';
 import { emptyAuditTrailsAsSuperuser } from './helpers/audit-log';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const MINUTE = 60_000;
@@ -33,20 +35,20 @@ describe('audit trail reads (service.md 4.2, contract 9)', () => {
   beforeAll(async () => {
     t = await startTestApp();
     ({ browser: landlord } = await signInAdministrator(t));
-    const admin = await insertUser(t, { name: 'admin-a', password: STRONG, tenantName: 'Tenant A', permissions: [35] });
+    const admin = await insertUser(t, { name: 'admin-a', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityUser] });
     tenantAId = admin.tenantRegistryId;
     aliceId = (await insertUser(t, { name: 'alice', password: STRONG, tenantName: 'Tenant A' })).id;
-    const other = await insertUser(t, { name: 'admin-b', password: STRONG, tenantName: 'Tenant B', permissions: [35] });
+    const other = await insertUser(t, { name: 'admin-b', password: STRONG, tenantName: 'Tenant B', permissions: [Permission.ReadWriteSecurityUser] });
     tenantBId = other.tenantRegistryId;
-    await insertUser(t, { name: 'viewer-a', password: STRONG, tenantName: 'Tenant A', permissions: [34] });
+    await insertUser(t, { name: 'viewer-a', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole] });
     tenantA = await signIn('admin-a');
     viewer = await signIn('viewer-a');
     // Only the rows arranged below: the sign-ins above are in the trail too.
     await emptyAuditTrailsAsSuperuser(t.db);
     await login({ user: 'alice', userId: aliceId, tenant: tenantAId, minutesAgo: 5 });
-    await login({ user: 'alice', userId: aliceId, tenant: tenantAId, failureTypeId: 5, minutesAgo: 4, agent: '=HYPERLINK("http://evil")' });
+    await login({ user: 'alice', userId: aliceId, tenant: tenantAId, failureTypeId: FailureTypeId.PasswordMismatch, minutesAgo: 4, agent: '=HYPERLINK("http://evil")' });
     await login({ user: 'bob-of-b', userId: other.id, tenant: tenantBId, minutesAgo: 3 });
-    await login({ user: 'ghost', userId: null, tenant: null, failureTypeId: 1, minutesAgo: 2 });
+    await login({ user: 'ghost', userId: null, tenant: null, failureTypeId: FailureTypeId.NoUser, minutesAgo: 2 });
     await login({ user: 'alice', userId: aliceId, tenant: tenantAId, minutesAgo: 90 });
   });
   afterAll(async () => t.close());
@@ -56,7 +58,7 @@ describe('audit trail reads (service.md 4.2, contract 9)', () => {
     expect(res.status).toBe(200);
     expect(res.json.total).toBe(4);
     expect(res.json.statistics).toEqual({});
-    const failed = res.json.rows.find((r: any) => r.failureTypeId === 5);
+    const failed = res.json.rows.find((r: any) => r.failureTypeId === FailureTypeId.PasswordMismatch);
     expect(Object.keys(failed)).toEqual([
       'id',
       'createdDate',
@@ -76,7 +78,7 @@ describe('audit trail reads (service.md 4.2, contract 9)', () => {
       createdUser: 'alice',
       tenantRegistryId: tenantAId,
       failed: true,
-      authenticationTypeId: 1,
+      authenticationTypeId: AuthenticationTypeId.UserNamePassword,
       authenticationType: 'Username and Password',
       failureReason: 'Password did not match',
       failureMessage: null,
@@ -95,7 +97,7 @@ describe('audit trail reads (service.md 4.2, contract 9)', () => {
     const ghost = await tenantA.get('/api/UserLogin?search=ghost');
     expect(ghost.json.total).toBe(0);
     const landlordGhost = await landlord.get('/api/UserLogin?search=GHO');
-    expect(landlordGhost.json.rows).toEqual([expect.objectContaining({ createdUser: 'ghost', failureTypeId: 1, tenantRegistryId: null })]);
+    expect(landlordGhost.json.rows).toEqual([expect.objectContaining({ createdUser: 'ghost', failureTypeId: FailureTypeId.NoUser, tenantRegistryId: null })]);
   });
 
   it('refuses a caller without permission 35 (403) and an anonymous caller (401)', async () => {
@@ -135,9 +137,9 @@ describe('audit trail reads (service.md 4.2, contract 9)', () => {
       'message',
     ]);
     expect(alice).toMatchObject({
-      reasonId: 2,
+      reasonId: LogoutReasonId.AdministratorRevoked,
       reason: 'An administrator revoked the sessions',
-      outcomeId: 1,
+      outcomeId: LogoutOutcomeId.Revoked,
       outcome: 'Revoked',
       sessionSeconds: 3600,
       cutByUser: 'admin-a',

@@ -7,6 +7,7 @@ import { Browser } from './helpers/http';
 import { RawRequest } from './helpers/raw-http';
 import { referenceStatistics } from './helpers/reference-statistics';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Export-User-Passw0rd!';
 const MINUTE = 60_000;
@@ -265,7 +266,7 @@ describe('streamed reads and slow clients (issue 12, contract 13)', () => {
     const users: string[] = [];
     for (let i = 0; i < 15; i++) {
       const name = `exporter-${i}`;
-      await insertUser(t, { name, password: STRONG, landlord: true, permissions: [35] });
+      await insertUser(t, { name, password: STRONG, landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
       const browser = new Browser(t.url);
       const signIn = await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password: STRONG });
       expect(signIn.status).toBe(200);

@@ -2,7 +2,7 @@ import { Bus, CHANNELS } from '../src/bus/bus';
 import { RedisBus } from '../src/bus/redis.bus';
 import { ManualClock } from '../src/common/clock';
 import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
-import { createKey, session } from './helpers/api-keys';
+import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { openStream } from './helpers/streams';
@@ -71,7 +71,7 @@ describe('Redis refused or black-holed in the middle of a run, two nodes', () =>
       const revoked = await streamOnB(`${fault}-revoked`);
       const keyUser = await insertUser(a, { name: `${fault}-key`, password: STRONG });
       const key = await createKey(a, adminA, keyUser.id);
-      await eventually(async () => (await session(b, key.apiKey)).status === 200);
+      await eventually(async () => (await sessionWithApiKey(b, key.apiKey)).status === 200);
       const revokedUser = await a.db.query<{ Id: number }>(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = $1`, [`${fault}-revoked`]);
 
       if (fault === 'blackhole') proxy.blackhole();
@@ -98,14 +98,14 @@ describe('Redis refused or black-holed in the middle of a run, two nodes', () =>
       expect(stream.isEnded()).toBe(false);
       expect(revoked.stream.isEnded()).toBe(false);
       // B still holds the revoked key in its set: its once-a-minute reload or the message will drop it.
-      expect((await session(b, key.apiKey)).status).toBe(200);
+      expect((await sessionWithApiKey(b, key.apiKey)).status).toBe(200);
 
       await proxy.restore();
       // Redis answers again: A publishes what it kept, B closes the streams and drops the key.
       await stream.ended;
       await revoked.stream.ended;
-      await eventually(async () => (await session(b, key.apiKey)).status === 401);
-      await eventually(async () => (await session(b, created.result.apiKey)).status === 200);
+      await eventually(async () => (await sessionWithApiKey(b, key.apiKey)).status === 401);
+      await eventually(async () => (await sessionWithApiKey(b, created.result.apiKey)).status === 200);
       await eventually(() => (a.app.get(Bus) as RedisBus).pending.queued === 0);
       expect((a.app.get(Bus) as RedisBus).pending.dropped).toBe(0);
     });

@@ -3,6 +3,8 @@ import { Bus, CHANNELS } from '../src/bus/bus';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Strong';
 const OTHER_STRONG = 'An0ther-Strong-Pass';
@@ -100,11 +102,11 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       const created = await admin.post('/api/RoleRegistry', {
         name: 'Analysts',
         tenantRegistryId: tenant.id,
-        permissions: [35, 35],
+        permissions: [Permission.ReadWriteSecurityUser, Permission.ReadWriteSecurityUser],
         active: true,
       });
       expect(created.status).toBe(201);
-      expect(created.json).toMatchObject({ id: expect.any(Number), name: 'Analysts', tenantRegistryId: tenant.id, active: true, permissions: [35] });
+      expect(created.json).toMatchObject({ id: expect.any(Number), name: 'Analysts', tenantRegistryId: tenant.id, active: true, permissions: [Permission.ReadWriteSecurityUser] });
 
       const own = await admin.post('/api/RoleRegistry', { name: 'Landlord Helpers', permissions: [], active: true });
       expect(own.status).toBe(201);
@@ -117,11 +119,11 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       const updated = await admin.put(`/api/RoleRegistry/${created.json.id}`, {
         name: 'Senior Analysts',
         tenantRegistryId: tenant.id,
-        permissions: [34, 35],
+        permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser],
         active: false,
       });
       expect(updated.status).toBe(200);
-      expect(updated.json).toMatchObject({ id: created.json.id, name: 'Senior Analysts', active: false, permissions: [34, 35] });
+      expect(updated.json).toMatchObject({ id: created.json.id, name: 'Senior Analysts', active: false, permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
       const rows = await t.db.query<{ PermissionSpecificationId: number }>(
         `SELECT "PermissionSpecificationId" FROM "RoleRegistryPermission" WHERE "RoleRegistryId" = $1 ORDER BY 1`,
         [created.json.id],
@@ -284,7 +286,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
         `SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`,
         [user.id],
       );
-      expect(logouts).toEqual([expect.objectContaining({ ReasonId: 3, OutcomeId: 1, CutByUser: 'Administrator', CreatedUser: 'hank' })]);
+      expect(logouts).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.PasswordChanged, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'Administrator', CreatedUser: 'hank' })]);
       expect((await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'hank', password: STRONG })).status).toBe(401);
       await signIn('hank', OTHER_STRONG);
     });
@@ -331,7 +333,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
         `SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`,
         [user.id],
       );
-      expect(logouts).toEqual([expect.objectContaining({ ReasonId: 2, CutByUser: 'Administrator', CreatedUser: 'kate' })]);
+      expect(logouts).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.AdministratorRevoked, CutByUser: 'Administrator', CreatedUser: 'kate' })]);
       expect((await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'kate', password: STRONG })).status).toBe(401);
       // Reactivating is not another revocation.
       expect((await admin.put(`/api/UserRegistry/${user.id}`, { active: true })).json.active).toBe(true);
@@ -345,7 +347,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       expect((await admin.delete(`/api/UserRegistry/${user.id}`)).status).toBe(204);
       expect((await session.get('/api/Authentication/Session')).status).toBe(401);
       const logouts = await t.db.query<{ ReasonId: number; CutByUser: string }>(`SELECT * FROM "UserLogout" WHERE "UserRegistryId" = $1`, [user.id]);
-      expect(logouts).toEqual([expect.objectContaining({ ReasonId: 2, CutByUser: 'Administrator' })]);
+      expect(logouts).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.AdministratorRevoked, CutByUser: 'Administrator' })]);
       expect((await admin.delete(`/api/UserRegistry/${user.id}`)).status).toBe(404);
     });
 
@@ -409,7 +411,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       expect((await t.db.query<{ Active: boolean }>(`SELECT "Active" FROM "UserRegistry" WHERE "Id" = $1`, [other.user.id]))[0].Active).toBe(true);
 
       // Within its tenant it works: a role defaulting to its own tenant, and a user in it.
-      const role = await me.post('/api/RoleRegistry', { name: 'Tellers', permissions: [35], active: true });
+      const role = await me.post('/api/RoleRegistry', { name: 'Tellers', permissions: [Permission.ReadWriteSecurityUser], active: true });
       expect(role.status).toBe(201);
       expect(role.json.tenantRegistryId).toBe(mine.tenant.id);
       const user = await me.post('/api/UserRegistry', { name: 'mine-teller', roleRegistryId: role.json.id, active: true, password: STRONG });
@@ -447,7 +449,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
     it('a tenant administrator cannot grant, assign or take over permissions it does not hold (403)', async () => {
       const strong = await tenantAdministrator('Esc', [34, 35]);
       // A user administrator of the same tenant holding only 35.
-      const userAdminRole = (await strong.browser.post('/api/RoleRegistry', { name: 'User Admins', permissions: [35], active: true })).json;
+      const userAdminRole = (await strong.browser.post('/api/RoleRegistry', { name: 'User Admins', permissions: [Permission.ReadWriteSecurityUser], active: true })).json;
       await strong.browser.post('/api/UserRegistry', { name: 'esc-useradmin', roleRegistryId: userAdminRole.id, active: true, password: STRONG });
       const weak = await signIn('esc-useradmin', STRONG);
 
@@ -466,11 +468,11 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       expect((await weak.post('/api/UserRegistry', { name: 'esc-peer', roleRegistryId: userAdminRole.id, active: true, password: STRONG })).status).toBe(201);
 
       // A role administrator holding only 34 cannot grant 35, to a new role or to its own.
-      const roleAdminRole = (await strong.browser.post('/api/RoleRegistry', { name: 'Role Admins', permissions: [34], active: true })).json;
+      const roleAdminRole = (await strong.browser.post('/api/RoleRegistry', { name: 'Role Admins', permissions: [Permission.ReadWriteSecurityRole], active: true })).json;
       await strong.browser.post('/api/UserRegistry', { name: 'esc-roleadmin', roleRegistryId: roleAdminRole.id, active: true, password: STRONG });
       const roleAdmin = await signIn('esc-roleadmin', STRONG);
-      expect((await roleAdmin.post('/api/RoleRegistry', { name: 'Grab', permissions: [34, 35], active: true })).status).toBe(403);
-      expect((await roleAdmin.put(`/api/RoleRegistry/${roleAdminRole.id}`, { name: 'Role Admins', permissions: [34, 35], active: true })).status).toBe(403);
+      expect((await roleAdmin.post('/api/RoleRegistry', { name: 'Grab', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser], active: true })).status).toBe(403);
+      expect((await roleAdmin.put(`/api/RoleRegistry/${roleAdminRole.id}`, { name: 'Role Admins', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser], active: true })).status).toBe(403);
       // Nor touch a role that holds more than it does.
       expect((await roleAdmin.put(`/api/RoleRegistry/${strong.role.id}`, { name: 'Esc Administrators', permissions: [], active: false })).status).toBe(403);
       const perms = await t.db.query<{ PermissionSpecificationId: number }>(
@@ -478,7 +480,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
         [roleAdminRole.id],
       );
       expect(perms.map((p) => p.PermissionSpecificationId)).toEqual([34]);
-      expect((await roleAdmin.post('/api/RoleRegistry', { name: 'Small', permissions: [34], active: true })).status).toBe(201);
+      expect((await roleAdmin.post('/api/RoleRegistry', { name: 'Small', permissions: [Permission.ReadWriteSecurityRole], active: true })).status).toBe(201);
       expect((await roleAdmin.get('/api/Authentication/Session')).json.permissions).toEqual([34]);
     });
   });
@@ -489,7 +491,7 @@ describe('registry: tenants, roles, users (contract 6)', () => {
       const tenant = (await admin.post('/api/TenantRegistry', { name: 'Bus Bank', active: true })).json;
       await admin.put(`/api/TenantRegistry/${tenant.id}`, { name: 'Bus Bank 2', active: true });
       const role = (await admin.post('/api/RoleRegistry', { name: 'Bus Role', tenantRegistryId: tenant.id, permissions: [], active: true })).json;
-      await admin.put(`/api/RoleRegistry/${role.id}`, { name: 'Bus Role 2', permissions: [35], active: true });
+      await admin.put(`/api/RoleRegistry/${role.id}`, { name: 'Bus Role 2', permissions: [Permission.ReadWriteSecurityUser], active: true });
       const user = (await admin.post('/api/UserRegistry', { name: 'bus-user', roleRegistryId: role.id, active: true, password: STRONG })).json;
       await admin.put(`/api/UserRegistry/${user.id}`, { email: 'bus@example.com' });
       await admin.post(`/api/UserRegistry/${user.id}/Password`, { password: OTHER_STRONG, wirePasswordHash: false });

@@ -5,14 +5,15 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { AUDIT_SEAL_JOB } from '../src/audit-log/audit-seal.scheduler';
 import { AuditRetentionRunWriter } from '../src/retention/audit-retention-run.writer';
 import { AuditRetentionRecorder, PartitionMaintenance } from '../src/retention/partition-maintenance.service';
-import { addPeriods, AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
+import { addPeriods, PARTITIONED_AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
 import { createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const DAY = 86_400_000;
-const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
+const LOGIN = PARTITIONED_AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
 
 const ROOT = join(__dirname, '..');
 
@@ -70,7 +71,7 @@ describe('retention without deletes: audit trails partitioned by month, every dr
     await maintenance.applyRetention();
     let admin;
     ({ token, browser: admin } = await signInAdministrator(t));
-    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [35] });
+    const auditor = await insertUser(t, { name: 'auditor', password: 'Audit0r-Password!Strong', landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
     const apiKey = (await createKey(t, admin, auditor.id)).apiKey as string;
     const verifierKey = (await admin.get('/api/Audit/PublicKey')).json.verifierKey as string;
     verifierArgs = ['--url', t.url, '--api-key', apiKey, '--verifier-key', verifierKey];
@@ -80,7 +81,7 @@ describe('retention without deletes: audit trails partitioned by month, every dr
   });
 
   it('partitions UserLogin and UserLogout by month, with their triggers on the parent and TRUNCATE refused on every partition', async () => {
-    for (const table of AUDIT_TABLES) {
+    for (const table of PARTITIONED_AUDIT_TABLES) {
       const names = (
         await t.db.query<{ name: string }>(`SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = $1::regclass`, [
           `"${table.table}"`,

@@ -1,13 +1,14 @@
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
-import { AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
+import { PARTITIONED_AUDIT_TABLES, partitionName, periodStart } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const ROWS = 1_000_000;
 const WORKERS = 3;
 const PASSWORD = 'Dr1ll-Password-Strong!';
-const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
+const LOGIN = PARTITIONED_AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
 
 /**
  * The drill of issue 20: a UserLogin partition holding 1M rows is dropped by retention while sign-ins,
@@ -26,7 +27,7 @@ describe('sign-in, logout and reads keep answering while a 1M-row partition is d
     await signInAdministrator(t);
     // One user per worker: a logout ends every session of its user (service.md 3.2), so workers sharing
     // one user would revoke each other's fresh tokens, a race of the drill and not of the drop.
-    for (let w = 0; w < WORKERS; w++) await insertUser(t, { name: `drill-${w}`, password: PASSWORD, landlord: true, permissions: [35] });
+    for (let w = 0; w < WORKERS; w++) await insertUser(t, { name: `drill-${w}`, password: PASSWORD, landlord: true, permissions: [Permission.ReadWriteSecurityUser] });
     // The old month's partition, made by the job from one row dated then; then 1M rows written into it
     // in one statement, as the superuser with triggers off (a fixture: these rows are not sealed, and
     // the sealer need not work through a million of them before the drill).

@@ -9,15 +9,15 @@ import { ManualClock } from '../src/common/clock';
 import { resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
-import { AUDIT_TABLES, partitionName, periodStart, TELEMETRY_TABLES } from '../src/retention/partition-plan';
+import { PARTITIONED_AUDIT_TABLES, partitionName, periodStart, PARTITIONED_TELEMETRY_TABLES } from '../src/retention/partition-plan';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { firstAdministratorSignIn } from './helpers/users';
 
 const DAY = 86_400_000;
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
-const LOGIN = AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
-const HEALTH = TELEMETRY_TABLES.find((t) => t.table === 'CaptureQueueHealth')!;
+const LOGIN = PARTITIONED_AUDIT_TABLES.find((t) => t.table === 'UserLogin')!;
+const HEALTH = PARTITIONED_TELEMETRY_TABLES.find((t) => t.table === 'CaptureQueueHealth')!;
 
 /**
  * Retention on the embedded default (PGlite, no ConnectionString): the same partitions, the same move

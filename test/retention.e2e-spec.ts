@@ -1,11 +1,11 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { PartitionMaintenance } from '../src/retention/partition-maintenance.service';
-import { addPeriods, partitionName, periodStart, TELEMETRY_TABLES } from '../src/retention/partition-plan';
+import { addPeriods, partitionName, periodStart, PARTITIONED_TELEMETRY_TABLES } from '../src/retention/partition-plan';
 import { startTestApp, TestApp } from './helpers/app';
 import { signInAdministrator } from './helpers/users';
 
 const DAY = 86_400_000;
-const HEALTH = TELEMETRY_TABLES.find((t) => t.table === 'CaptureQueueHealth')!;
+const HEALTH = PARTITIONED_TELEMETRY_TABLES.find((t) => t.table === 'CaptureQueueHealth')!;
 
 /** Each partition of a table with its bounds, read from the catalog (not from the service's own code). */
 async function partitionsOf(t: TestApp, table: string): Promise<{ name: string; bound: string; rows: number }[]> {
@@ -56,7 +56,7 @@ describe('retention without deletes: telemetry partitioned by day (contract 16)'
     const job = t.app.get(SchedulerRegistry).getCronJob('partition-retention');
     expect(job.nextDate().toJSDate().getTime() - Date.now()).toBeLessThanOrEqual(86_400_000);
     await maintenance.ensurePartitions();
-    for (const table of TELEMETRY_TABLES) {
+    for (const table of PARTITIONED_TELEMETRY_TABLES) {
       const [{ kind }] = await t.db.query<{ kind: string }>(`SELECT relkind AS kind FROM pg_class WHERE oid = $1::regclass`, [`"${table.table}"`]);
       expect(kind).toBe('p');
       const names = (await partitionsOf(t, table.table)).map((p) => p.name);
@@ -109,7 +109,7 @@ describe('retention without deletes: telemetry partitioned by day (contract 16)'
     expect(report.dropped).toEqual(
       expect.arrayContaining([partitionName(HEALTH, periodStart('day', new Date(start - 3 * 365 * DAY))), partitionName(HEALTH, periodStart('day', new Date(start - 40 * DAY)))]),
     );
-    for (const table of TELEMETRY_TABLES) {
+    for (const table of PARTITIONED_TELEMETRY_TABLES) {
       for (const p of await partitionsOf(t, table.table)) {
         const to = /TO \('([^']+)'\)/.exec(p.bound)?.[1];
         if (to) expect(new Date(to).getTime()).toBeGreaterThan(cutoff);

@@ -4,7 +4,7 @@ import { ActiveApiKeys } from '../src/api-keys/active-api-keys';
 import { CaptureQueues } from '../src/telemetry/capture-queues.service';
 import { ArchiverStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
-import { createKey, session } from './helpers/api-keys';
+import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { insertUser, signInAdministrator } from './helpers/users';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -85,7 +85,7 @@ describe('scheduled jobs', () => {
       const user = await insertUser(t, { name: 'scheduled-key-user', password: 'Corr3ct-Horse-Battery' });
       const key = await createKey(t, admin, user.id);
       const usedAt = t.clock.nowMs();
-      expect((await session(t, key.apiKey)).status).toBe(200);
+      expect((await sessionWithApiKey(t, key.apiKey)).status).toBe(200);
       await registry.getCronJob('api-key-usage-write').fireOnTick();
       const [row] = await t.db.query<{ LastUsedDate: Date }>(`SELECT "LastUsedDate" FROM "UserRegistryApiKey" WHERE "Id" = $1`, [key.id]);
       expect(row.LastUsedDate.getTime()).toBe(usedAt);

@@ -1,10 +1,11 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { HttpReceiver } from './helpers/sink-receivers';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const SECRET = 'page-signing-key-0123456789';
@@ -31,7 +32,7 @@ describe('the Sinks page', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     ({ browser: api } = await signInAdministrator(t));
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     await receiver.start();
   });
   afterAll(async () => {
@@ -41,7 +42,7 @@ describe('the Sinks page', () => {
   });
 
   it('creates a sink, shows its state, tests, pauses and replays it, never shows the secret, at both widths', async () => {
-    const { page } = await newSession(chromium);
+    const { page } = await openBrowserPage(chromium);
     watchPage(page, problems);
     await signInThroughPage(page, t.url, 'Administrator', ADMIN_PASSWORD);
     expect(await open(page, 1366)).toBe(200);
@@ -96,7 +97,7 @@ describe('the Sinks page', () => {
   }, 120_000);
 
   it('a tenant administrator neither sees it nor may open it', async () => {
-    const { page } = await newSession(chromium);
+    const { page } = await openBrowserPage(chromium);
     await signInThroughPage(page, t.url, 'north.admin', STRONG);
     await page.goto(`${t.url}/`);
     await page.locator('body[data-ready="true"]').waitFor();

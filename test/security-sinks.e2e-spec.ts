@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
-import { call, createKey } from './helpers/api-keys';
+import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
@@ -177,7 +177,7 @@ describe('security sinks (contract 19)', () => {
       expect((await changesOf(999999)).rows).toEqual([]);
       const changed = await landlord.put(`/api/SecuritySink/${id}`, { ...body, name: 'audited-2', secret: NEW_SECRET, headers: { Authorization: NEW_HEADER_VALUE } });
       expect(changed.status).toBe(200);
-      const replayed = await call(`${t.url}/api/SecuritySink/${id}/Replay`, 'POST', { 'x-api-key': key.apiKey }, { fromLeafIndex: 0 });
+      const replayed = await requestWithoutCookies(`${t.url}/api/SecuritySink/${id}/Replay`, 'POST', { 'x-api-key': key.apiKey }, { fromLeafIndex: 0 });
       expect(replayed.status).toBe(200);
       expect((await landlord.delete(`/api/SecuritySink/${id}`)).status).toBe(204);
 

@@ -1,9 +1,10 @@
 import { ManualClock } from '../src/common/clock';
-import { call } from './helpers/api-keys';
+import { requestWithoutCookies } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { insertUser } from './helpers/users';
+import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
 
 /**
  * Contract 13, sign-in throttling per address across nodes: SignInThrottle failed sign-ins per client
@@ -24,7 +25,7 @@ let sequence = 0;
 const newAddress = () => `203.0.113.${++sequence}`;
 
 function signIn(node: TestApp, address: string, userName: string, password: string, forgedLeft = '198.51.100.1') {
-  return call(`${node.url}${SIGN_IN}`, 'POST', { 'x-forwarded-for': `${forgedLeft}, ${address}` }, { userName, password });
+  return requestWithoutCookies(`${node.url}${SIGN_IN}`, 'POST', { 'x-forwarded-for': `${forgedLeft}, ${address}` }, { userName, password });
 }
 const rowsOf = (db: TestDatabase, address: string) =>
   db.query<Row>(`SELECT "FailureTypeId", "AuthenticationTypeId", "CreatedUser", "RemoteIp", "Failed" FROM "UserLogin" WHERE "RemoteIp" = $1 ORDER BY "Id"`, [address]);
@@ -79,16 +80,16 @@ describe.each([
 
     const rows = await rowsOf(db, address);
     expect(rows).toHaveLength(22);
-    expect(rows.slice(0, 20).every((r) => r.FailureTypeId === 1)).toBe(true);
+    expect(rows.slice(0, 20).every((r) => r.FailureTypeId === FailureTypeId.NoUser)).toBe(true);
     expect(rows.slice(20)).toEqual([
-      { FailureTypeId: 12, AuthenticationTypeId: 1, CreatedUser: 'nobody-x', RemoteIp: address, Failed: true },
-      { FailureTypeId: 12, AuthenticationTypeId: 1, CreatedUser: 'alice', RemoteIp: address, Failed: true },
+      { FailureTypeId: FailureTypeId.Throttled, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, CreatedUser: 'nobody-x', RemoteIp: address, Failed: true },
+      { FailureTypeId: FailureTypeId.Throttled, AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, CreatedUser: 'alice', RemoteIp: address, Failed: true },
     ]);
     // The reads name it.
-    const { json } = await call(`${a.url}/api/UserLogin?search=${address}&take=100`, 'GET', {
+    const { json } = await requestWithoutCookies(`${a.url}/api/UserLogin?search=${address}&take=100`, 'GET', {
       authorization: `Bearer ${(await signIn(a, newAddress(), 'auditor', STRONG)).json.token}`,
     });
-    expect(json.rows.filter((r: { failureTypeId: number }) => r.failureTypeId === 12).map((r: { failureReason: string }) => r.failureReason)).toEqual([
+    expect(json.rows.filter((r: { failureTypeId: number }) => r.failureTypeId === FailureTypeId.Throttled).map((r: { failureReason: string }) => r.failureReason)).toEqual([
       'Throttled',
       'Throttled',
     ]);
@@ -114,8 +115,8 @@ describe.each([
     expect(statuses.filter((s) => s === 401)).toHaveLength(20);
     expect(statuses.filter((s) => s === 429)).toHaveLength(30);
     const rows = await rowsOf(db, address);
-    expect(rows.filter((r) => r.FailureTypeId === 1)).toHaveLength(20);
-    expect(rows.filter((r) => r.FailureTypeId === 12)).toHaveLength(30);
+    expect(rows.filter((r) => r.FailureTypeId === FailureTypeId.NoUser)).toHaveLength(20);
+    expect(rows.filter((r) => r.FailureTypeId === FailureTypeId.Throttled)).toHaveLength(30);
   });
 
   it('counts failures only: successful sign-ins never bring an address closer to the limit', async () => {
@@ -142,7 +143,7 @@ describe('SignInThrottle=0 turns it off (contract 13)', () => {
   afterAll(async () => t.close());
 
   it('never answers 429', async () => {
-    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(`${t.url}${SIGN_IN}`, 'POST', {}, { userName: `n${i}`, password: 'x' })));
+    const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => requestWithoutCookies(`${t.url}${SIGN_IN}`, 'POST', {}, { userName: `n${i}`, password: 'x' })));
     expect(answers.every((r) => r.status === 401)).toBe(true);
   });
 });
@@ -190,7 +191,7 @@ describe('SignInThrottle while Redis cannot be reached: the database counts (con
     expect(count).toEqual({ FailureCount: 21 });
     const rows = await rowsOf(db, address);
     expect(rows).toHaveLength(21);
-    expect(rows[20]).toMatchObject({ Failed: true, FailureTypeId: 12, CreatedUser: 'bob' });
+    expect(rows[20]).toMatchObject({ Failed: true, FailureTypeId: FailureTypeId.Throttled, CreatedUser: 'bob' });
     expect(await db.query(`SELECT 1 FROM "UserLogin" WHERE "RemoteIp" = $1 AND NOT "Failed"`, [address])).toEqual([]);
   });
 });
@@ -226,6 +227,6 @@ describe('SignInThrottle on the OpenID Connect routes (contract 13)', () => {
       `SELECT "FailureTypeId", "AuthenticationTypeId" FROM "UserLogin" ORDER BY "Id"`,
     );
     expect(rows.map((r) => r.FailureTypeId)).toEqual([9, 9, 9, 12, 12]);
-    expect(rows.every((r) => r.AuthenticationTypeId === 3)).toBe(true);
+    expect(rows.every((r) => r.AuthenticationTypeId === AuthenticationTypeId.OAuth)).toBe(true);
   });
 });

@@ -5,6 +5,7 @@ import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { RawRequest } from './helpers/raw-http';
 import { insertUser } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 /**
  * Contract 13, slow clients, on the routes the first tests did not stall: the Server-Sent Events
@@ -23,7 +24,7 @@ describe('stalled and slow clients (contract 13)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
-    ({ tenantRegistryId } = await insertUser(t, { name: 'reader', password: STRONG, permissions: [35] }));
+    ({ tenantRegistryId } = await insertUser(t, { name: 'reader', password: STRONG, permissions: [Permission.ReadWriteSecurityUser] }));
     const res = await fetch(`${t.url}/api/Authentication/ByUserNamePassword`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -7,6 +7,7 @@ import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { openStream, OpenedStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 /**
  * Contract 13, streams stay in scope, attacked with subscriptions made BEFORE the caller's scope
@@ -86,7 +87,7 @@ describe.each([
     [...stream.received().matchAll(new RegExp(`"entity":"${entity}","id":(\\d+)`, 'g'))].map((m) => Number(m[1]));
 
   it('ServiceChange (bearer and API key): permission 35 taken from the role stops user changes at once', async () => {
-    const watcher = await insertUser(writer, { name: `perm-${redis}`, password: STRONG, tenantName: `Perm ${redis}`, permissions: [35] });
+    const watcher = await insertUser(writer, { name: `perm-${redis}`, password: STRONG, tenantName: `Perm ${redis}`, permissions: [Permission.ReadWriteSecurityUser] });
     const key = await createKey(writer, admin, watcher.id);
     const byToken = await watch('/api/ServiceChange/Stream', await bearer(`perm-${redis}`));
     const byKey = await watch('/api/ServiceChange/Stream', { 'x-api-key': key.apiKey });
@@ -112,8 +113,8 @@ describe.each([
   });
 
   it('Watcher and ServiceChange: a user moved to another tenant follows the new tenant at once', async () => {
-    const mover = await insertUser(writer, { name: `mover-${redis}`, password: STRONG, tenantName: `Old ${redis}`, permissions: [35] });
-    const target = await insertUser(writer, { name: `anchor-${redis}`, password: STRONG, tenantName: `New ${redis}`, permissions: [35] });
+    const mover = await insertUser(writer, { name: `mover-${redis}`, password: STRONG, tenantName: `Old ${redis}`, permissions: [Permission.ReadWriteSecurityUser] });
+    const target = await insertUser(writer, { name: `anchor-${redis}`, password: STRONG, tenantName: `New ${redis}`, permissions: [Permission.ReadWriteSecurityUser] });
     const headers = await bearer(`mover-${redis}`);
     const watcherStream = await watch('/api/Watcher/Stream', headers);
     const changes = await watch('/api/ServiceChange/Stream', headers);
@@ -137,7 +138,7 @@ describe.each([
     ['its tenant is deactivated', async (u: { id: number; roleRegistryId: number; tenantRegistryId: number }) => admin.put(`/api/TenantRegistry/${u.tenantRegistryId}`, { active: false })],
   ])('every stream (bearer and API key) ends at once when %s, and receives nothing after', async (_what, change) => {
     const name = `gone-${Math.random().toString(36).slice(2, 8)}`;
-    const user = await insertUser(writer, { name, password: STRONG, tenantName: `Tenant ${name}`, permissions: [35] });
+    const user = await insertUser(writer, { name, password: STRONG, tenantName: `Tenant ${name}`, permissions: [Permission.ReadWriteSecurityUser] });
     const key = await createKey(writer, admin, user.id);
     const headers = await bearer(name);
     const streams = [

@@ -7,6 +7,7 @@ import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { openStream, OpenedStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 /**
  * Contract 13, streams stay in scope: a ServiceChange message reaches a stream only when its caller
@@ -58,9 +59,9 @@ describe.each([
     writer = await startTestApp({ db, clock, env });
     reader = redis ? await startTestApp({ db, clock, env }) : writer;
     ({ browser: admin } = await signInAdministrator(writer));
-    const a = await insertUser(writer, { name: 'admin-a', password: STRONG, tenantName: 'Tenant A', permissions: [34, 35] });
-    const b = await insertUser(writer, { name: 'admin-b', password: STRONG, tenantName: 'Tenant B', permissions: [34, 35] });
-    await insertUser(writer, { name: 'roles-a', password: STRONG, tenantName: 'Tenant A', permissions: [34] });
+    const a = await insertUser(writer, { name: 'admin-a', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
+    const b = await insertUser(writer, { name: 'admin-b', password: STRONG, tenantName: 'Tenant B', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
+    await insertUser(writer, { name: 'roles-a', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole] });
     userA = (await insertUser(writer, { name: 'plain-a', password: STRONG, tenantName: 'Tenant A' })).id;
     await insertUser(writer, { name: 'landlord-b', password: STRONG, landlord: true });
     tenantA = a.tenantRegistryId;
@@ -163,7 +164,7 @@ describe('stream scope follows the caller (contract 13)', () => {
   afterAll(async () => t.close());
 
   it('a stream whose caller loses permission 35 stops getting user changes at the next re-check', async () => {
-    const demoted = await insertUser(t, { name: 'demoted', password: STRONG, tenantName: 'Tenant A', permissions: [35] });
+    const demoted = await insertUser(t, { name: 'demoted', password: STRONG, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityUser] });
     const browser = new Browser(t.url);
     const token = (await browser.post('/api/Authentication/ByUserNamePassword', { userName: 'demoted', password: STRONG })).json.token;
     const stream = await openStream(`${t.url}/api/ServiceChange/Stream`, { authorization: `Bearer ${token}` });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
-import { TELEMETRY_TABLES } from './helpers/telemetry';
+import { CONTRACT_TELEMETRY_TABLES } from './helpers/telemetry';
 import { referenceStatistics } from './helpers/reference-statistics';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
@@ -278,7 +278,7 @@ describe('telemetry reads (service.md 4.3, contract 10)', () => {
   it('refuses every telemetry read to a non-landlord (403) and to an anonymous caller (401)', async () => {
     const tenant = await signInTenantAdministrator(t, 'tenant-admin', STRONG);
     const anonymous = new Browser(t.url);
-    for (const path of TELEMETRY_TABLES) {
+    for (const path of CONTRACT_TELEMETRY_TABLES) {
       expect((await tenant.get(`/api/${path}`)).status).toBe(403);
       expect((await tenant.get(`/api/${path}?format=csv`)).status).toBe(403);
       expect((await anonymous.get(`/api/${path}`)).status).toBe(401);

@@ -10,7 +10,7 @@ import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
 import { ArchiverStage } from '../src/telemetry/telemetry.types';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
-import { TELEMETRY_TABLES } from './helpers/telemetry';
+import { CONTRACT_TELEMETRY_TABLES } from './helpers/telemetry';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 
 /*
@@ -509,13 +509,13 @@ describe('telemetry series (contract 17)', () => {
   it('refuses every series to a non-landlord (403) and to an anonymous caller (401), and lists them in OpenAPI', async () => {
     const tenant = await signInTenantAdministrator(t, 'tenant-admin', STRONG);
     const anonymous = new Browser(t.url);
-    for (const table of TELEMETRY_TABLES) {
+    for (const table of CONTRACT_TELEMETRY_TABLES) {
       expect((await tenant.get(`/api/${table}/Series`)).status).toBe(403);
       expect((await anonymous.get(`/api/${table}/Series`)).status).toBe(401);
       expect((await get(`/api/${table}/Series`)).status).toBe(200);
     }
     const document = (await get('/swagger/v1/swagger.json')).json;
-    for (const table of TELEMETRY_TABLES) {
+    for (const table of CONTRACT_TELEMETRY_TABLES) {
       const operation = document.paths[`/api/${table}/Series`]?.get;
       expect(operation).toBeDefined();
       const names = operation.parameters.map((p: { name: string }) => p.name);

@@ -5,10 +5,12 @@ import { SessionActivityWriter } from '../src/guard/session-activity.writer';
 import { SessionRetention } from '../src/session-store/session-retention.service';
 import { StreamRegistry } from '../src/streams/stream-registry.service';
 import { startTestApp, TEST_JWT_KEY, TestApp } from './helpers/app';
-import { call, createKey } from './helpers/api-keys';
+import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { Browser, parseSetCookie } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const NEWER = 'Newer-Corr3ct-Horse!';
@@ -105,7 +107,7 @@ describe('active sessions (contract 14)', () => {
         Id: sid,
         UserRegistryId: user.id,
         TenantRegistryId: user.tenantRegistryId,
-        AuthenticationTypeId: 1,
+        AuthenticationTypeId: AuthenticationTypeId.UserNamePassword,
         CreatedDate: new Date(startedAt),
         LastSeenDate: new Date(startedAt),
         RemoteIp: '127.0.0.1',
@@ -132,7 +134,7 @@ describe('active sessions (contract 14)', () => {
         lastSeenDate: new Date(second.startedAt).toISOString(),
         remoteIp: '127.0.0.1',
         userAgent: 'Phone/2.0',
-        authenticationTypeId: 1,
+        authenticationTypeId: AuthenticationTypeId.UserNamePassword,
         authenticationType: 'Username and Password',
         current: true,
       },
@@ -142,7 +144,7 @@ describe('active sessions (contract 14)', () => {
         lastSeenDate: new Date(first.startedAt).toISOString(),
         remoteIp: '127.0.0.1',
         userAgent: 'Laptop/1.0',
-        authenticationTypeId: 1,
+        authenticationTypeId: AuthenticationTypeId.UserNamePassword,
         authenticationType: 'Username and Password',
         current: false,
       },
@@ -169,7 +171,7 @@ describe('active sessions (contract 14)', () => {
     const endedAt = t.clock.now();
     expect(await sessionRow(first.sid)).toMatchObject({
       EndedDate: endedAt,
-      EndReasonId: 4,
+      EndReasonId: LogoutReasonId.SessionEnded,
       EndedByUser: 'two-places',
       CreatedDate: new Date(first.startedAt),
     });
@@ -180,8 +182,8 @@ describe('active sessions (contract 14)', () => {
         CreatedUser: 'two-places',
         UserRegistryId: user.id,
         TenantRegistryId: user.tenantRegistryId,
-        ReasonId: 4,
-        OutcomeId: 1,
+        ReasonId: LogoutReasonId.SessionEnded,
+        OutcomeId: LogoutOutcomeId.Revoked,
         RemoteIp: '127.0.0.1',
         LocalIp: '127.0.0.1',
         UserAgent: 'Phone/2.0 ending',
@@ -198,7 +200,7 @@ describe('active sessions (contract 14)', () => {
     const audit = await admin.get(`/api/UserLogout?reasonId=4&search=two-places`);
     expect(audit.status).toBe(200);
     expect(audit.json.rows).toEqual([
-      expect.objectContaining({ reasonId: 4, reason: 'One session was ended', outcome: 'Revoked', cutByUser: 'two-places', createdUser: 'two-places' }),
+      expect.objectContaining({ reasonId: LogoutReasonId.SessionEnded, reason: 'One session was ended', outcome: 'Revoked', cutByUser: 'two-places', createdUser: 'two-places' }),
     ]);
     expect((await admin.get(`/api/UserLogout?reasonId=1&search=two-places`)).json.rows).toEqual([]);
     expect((await admin.get(`/api/UserLogout?reasonId=5`)).status).toBe(400);
@@ -224,7 +226,7 @@ describe('active sessions (contract 14)', () => {
     expect((await new Browser(t.url).get(SESSION, { cookie })).status).toBe(401);
     expect((await bearer(token)).status).toBe(401);
     expect(await logoutRows(user.id)).toEqual([
-      expect.objectContaining({ ReasonId: 4, OutcomeId: 1, CutByUser: 'self-ending', SessionStartDate: new Date(startedAt) }),
+      expect.objectContaining({ ReasonId: LogoutReasonId.SessionEnded, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'self-ending', SessionStartDate: new Date(startedAt) }),
     ]);
   });
 
@@ -253,14 +255,14 @@ describe('active sessions (contract 14)', () => {
       ['GET', SESSIONS],
       ['DELETE', `${SESSIONS}/${sid}`],
     ]) {
-      const withKey = await call(`${t.url}${path}`, method, { 'x-api-key': key.apiKey });
+      const withKey = await requestWithoutCookies(`${t.url}${path}`, method, { 'x-api-key': key.apiKey });
       expect(withKey.status).toBe(401);
       expect(withKey.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-      expect((await call(`${t.url}${path}`, method)).status).toBe(401);
+      expect((await requestWithoutCookies(`${t.url}${path}`, method)).status).toBe(401);
     }
     expect((await sessionRow(sid)).EndedDate).toBeNull();
     // An API key has no session: using it creates no row.
-    expect((await call(`${t.url}${SESSION}`, 'GET', { 'x-api-key': key.apiKey })).status).toBe(200);
+    expect((await requestWithoutCookies(`${t.url}${SESSION}`, 'GET', { 'x-api-key': key.apiKey })).status).toBe(200);
     expect(await sessionRows(user.id)).toHaveLength(1);
   });
 
@@ -323,7 +325,7 @@ describe('active sessions (contract 14)', () => {
 
   describe('ended by an administrator', () => {
     it('a tenant administrator lists and ends a session of a user of its tenant', async () => {
-      await insertUser(t, { name: 'chief-p', password: STRONG, tenantName: 'Tenant P', permissions: [35] });
+      await insertUser(t, { name: 'chief-p', password: STRONG, tenantName: 'Tenant P', permissions: [Permission.ReadWriteSecurityUser] });
       const worker = await insertUser(t, { name: 'worker-p', password: STRONG, tenantName: 'Tenant P' });
       const chief = await signIn('chief-p');
       const one = await signIn('worker-p', { 'user-agent': 'Desk/1' });
@@ -332,8 +334,8 @@ describe('active sessions (contract 14)', () => {
       const listed = await chief.browser.get(`/api/UserRegistry/${worker.id}/Sessions`);
       expect(listed.status).toBe(200);
       expect(listed.json).toEqual([
-        expect.objectContaining({ id: two.sid, userAgent: 'Home/2', current: false, authenticationTypeId: 1 }),
-        expect.objectContaining({ id: one.sid, userAgent: 'Desk/1', current: false, authenticationTypeId: 1 }),
+        expect.objectContaining({ id: two.sid, userAgent: 'Home/2', current: false, authenticationTypeId: AuthenticationTypeId.UserNamePassword }),
+        expect.objectContaining({ id: one.sid, userAgent: 'Desk/1', current: false, authenticationTypeId: AuthenticationTypeId.UserNamePassword }),
       ]);
 
       const res = await chief.browser.delete(`/api/UserRegistry/${worker.id}/Sessions/${one.sid}`, { 'user-agent': 'Admin UI' });
@@ -341,14 +343,14 @@ describe('active sessions (contract 14)', () => {
       expect((await bearer(one.token)).status).toBe(401);
       expect((await bearer(two.token)).status).toBe(200);
       expect((await chief.browser.get(SESSION)).status).toBe(200);
-      expect(await sessionRow(one.sid)).toMatchObject({ EndedDate: t.clock.now(), EndReasonId: 4, EndedByUser: 'chief-p' });
+      expect(await sessionRow(one.sid)).toMatchObject({ EndedDate: t.clock.now(), EndReasonId: LogoutReasonId.SessionEnded, EndedByUser: 'chief-p' });
       expect(await logoutRows(worker.id)).toEqual([
         expect.objectContaining({
           CreatedUser: 'worker-p',
           UserRegistryId: worker.id,
           TenantRegistryId: worker.tenantRegistryId,
-          ReasonId: 4,
-          OutcomeId: 1,
+          ReasonId: LogoutReasonId.SessionEnded,
+          OutcomeId: LogoutOutcomeId.Revoked,
           UserAgent: 'Admin UI',
           SessionStartDate: new Date(one.startedAt),
           CutByUser: 'chief-p',
@@ -361,7 +363,7 @@ describe('active sessions (contract 14)', () => {
     });
 
     it('outside its tenant the administrator gets 404, as if the user did not exist, and nothing changes', async () => {
-      await insertUser(t, { name: 'chief-q', password: STRONG, tenantName: 'Tenant Q', permissions: [35] });
+      await insertUser(t, { name: 'chief-q', password: STRONG, tenantName: 'Tenant Q', permissions: [Permission.ReadWriteSecurityUser] });
       const stranger = await insertUser(t, { name: 'stranger-r', password: STRONG, tenantName: 'Tenant R2' });
       const chief = await signIn('chief-q');
       const session = await signIn('stranger-r');
@@ -379,8 +381,8 @@ describe('active sessions (contract 14)', () => {
       expect((await admin.get(`/api/UserRegistry/${stranger.id}/Sessions`)).json.map((s: { id: string }) => s.id)).toEqual([session.sid]);
       expect((await admin.delete(`/api/UserRegistry/${stranger.id}/Sessions/${session.sid}`)).status).toBe(204);
       expect((await bearer(session.token)).status).toBe(401);
-      expect(await sessionRow(session.sid)).toMatchObject({ EndReasonId: 4, EndedByUser: 'Administrator' });
-      expect(await logoutRows(stranger.id)).toEqual([expect.objectContaining({ ReasonId: 4, OutcomeId: 1, CutByUser: 'Administrator' })]);
+      expect(await sessionRow(session.sid)).toMatchObject({ EndReasonId: LogoutReasonId.SessionEnded, EndedByUser: 'Administrator' });
+      expect(await logoutRows(stranger.id)).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.SessionEnded, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'Administrator' })]);
     });
 
     it('answers 403 without permission 35, 400 for a malformed user id, 404 for a malformed or unknown session id', async () => {
@@ -418,7 +420,7 @@ describe('active sessions (contract 14)', () => {
       await expectAllEnded(user.id, [one.sid, two.sid], 1, 'out-all', t.clock.nowMs());
       expect((await bearer(two.token)).status).toBe(401);
       expect(await logoutRows(user.id)).toEqual([
-        expect.objectContaining({ ReasonId: 1, OutcomeId: 1, CutByUser: 'out-all', SessionStartDate: new Date(one.startedAt) }),
+        expect.objectContaining({ ReasonId: LogoutReasonId.UserLogout, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'out-all', SessionStartDate: new Date(one.startedAt) }),
       ]);
     });
 
@@ -442,7 +444,7 @@ describe('active sessions (contract 14)', () => {
       expect(await sessionRow(fresh)).toMatchObject({ EndedDate: null, UserRegistryId: user.id, CreatedDate: t.clock.now() });
       expect((await bearer(res.json.token)).status).toBe(200);
       expect((await two.browser.get(SESSIONS)).json.map((s: { id: string; current: boolean }) => [s.id, s.current])).toEqual([[fresh, true]]);
-      expect(await logoutRows(user.id)).toEqual([expect.objectContaining({ ReasonId: 3, OutcomeId: 1, CutByUser: 'changer' })]);
+      expect(await logoutRows(user.id)).toEqual([expect.objectContaining({ ReasonId: LogoutReasonId.PasswordChanged, OutcomeId: LogoutOutcomeId.Revoked, CutByUser: 'changer' })]);
     });
 
     it('a sign-in with newPassword ends the earlier ones (EndReasonId 3, by the user)', async () => {

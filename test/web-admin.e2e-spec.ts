@@ -1,9 +1,10 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const NORA_FIRST = 'First-Passw0rd-Nora';
@@ -22,7 +23,7 @@ describe('administration pages in a browser', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };
@@ -66,7 +67,7 @@ describe('administration pages in a browser', () => {
       `SELECT r."Id", r."TenantRegistryId", ARRAY(SELECT p."PermissionSpecificationId" FROM "RoleRegistryPermission" p WHERE p."RoleRegistryId" = r."Id") AS "Permissions"
          FROM "RoleRegistry" r WHERE r."Name" = 'User administrators'`,
     );
-    expect(role).toEqual({ Id: expect.any(Number), TenantRegistryId: tenant.Id, Permissions: [35] });
+    expect(role).toEqual({ Id: expect.any(Number), TenantRegistryId: tenant.Id, Permissions: [Permission.ReadWriteSecurityUser] });
     await expect(admin.locator('table.roles[data-tenant="Bank North"] tr[data-role="User administrators"]').innerText()).resolves.toMatch(/Read Write Security User/);
     await screenshot(admin, 'admin-role-created');
 

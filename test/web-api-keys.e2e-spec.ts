@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { ApiKeyUsageWriter } from '../src/api-keys/api-key-usage.writer';
 import { startTestApp, TestApp } from './helpers/app';
-import { createKey, session as callWithKey } from './helpers/api-keys';
-import { launchBrowser, newSession, screenshot, SCREENSHOTS, signInThroughPage } from './helpers/browser';
+import { createKey, sessionWithApiKey } from './helpers/api-keys';
+import { launchBrowser, openBrowserPage, screenshot, SCREENSHOTS, signInThroughPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 
@@ -40,14 +40,14 @@ describe('API keys name their device in a browser', () => {
     const chrome = await createKey(t, admin, user.id, { name: 'Dashboard' });
     const unused = await createKey(t, admin, user.id, { name: 'Spare' });
     const revoked = await createKey(t, admin, user.id, { name: 'Old reporting' });
-    expect((await callWithKey(t, curl.apiKey, { 'user-agent': 'curl/8.5.0' })).status).toBe(200);
-    expect((await callWithKey(t, chrome.apiKey, { 'user-agent': CHROME_ON_WINDOWS })).status).toBe(200);
-    expect((await callWithKey(t, revoked.apiKey, { 'user-agent': 'python-requests/2.31.0' })).status).toBe(200);
+    expect((await sessionWithApiKey(t, curl.apiKey, { 'user-agent': 'curl/8.5.0' })).status).toBe(200);
+    expect((await sessionWithApiKey(t, chrome.apiKey, { 'user-agent': CHROME_ON_WINDOWS })).status).toBe(200);
+    expect((await sessionWithApiKey(t, revoked.apiKey, { 'user-agent': 'python-requests/2.31.0' })).status).toBe(200);
     // The minute's usage write (the job calls this), then the revocation: history keeps the device.
     await t.app.get(ApiKeyUsageWriter).flush();
     expect((await admin.delete(`/api/UserRegistry/${user.id}/ApiKey/${revoked.id}`)).status).toBe(204);
 
-    const { context, page } = await newSession(chromium, { viewport: DESKTOP });
+    const { context, page } = await openBrowserPage(chromium, { viewport: DESKTOP });
     contexts.push(context);
     page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
     page.on('console', (message) => {

@@ -1,7 +1,7 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { codeTables } from '../src/web/code-tables';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, signInThroughPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, signInThroughPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 import { seedTelemetry } from './helpers/web-data';
@@ -72,7 +72,7 @@ describe('code tables served once', () => {
     await kim.post('/api/Authentication/Logout');
     await admin.get('/api/UserLogin');
     await seedTelemetry(t);
-    ({ page } = await newSession(chromium));
+    ({ page } = await openBrowserPage(chromium));
     page.on('pageerror', (error) => problems.push(`${page.url()}: ${error.message}`));
     await signInThroughPage(page, t.url, 'Administrator', ADMIN_PASSWORD);
   }, SLOW);

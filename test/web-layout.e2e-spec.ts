@@ -1,10 +1,11 @@
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { PAGES } from '../src/web/pages';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, signInThroughPage, watchPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, signInThroughPage, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { seedTelemetry } from './helpers/web-data';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DESKTOP = 1366;
@@ -37,7 +38,7 @@ describe('every page at desktop and phone width', () => {
   const problems: string[] = [];
 
   const session = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watchPage(s.page, problems);
     return s;
   };
@@ -45,7 +46,7 @@ describe('every page at desktop and phone width', () => {
   beforeAll(async () => {
     [t, chromium] = await Promise.all([startTestApp(), launchBrowser()]);
     const { browser: admin } = await signInAdministrator(t);
-    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [34, 35] });
+    await insertUser(t, { name: 'north.admin', password: STRONG, tenantName: 'Bank North', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'north.teller', password: STRONG, tenantName: 'Bank North' });
     await insertUser(t, { name: 'north.new.starter', password: STRONG, tenantName: 'Bank North', expired: true });
     await seedTelemetry(t);

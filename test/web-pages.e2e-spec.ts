@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, signInThroughPage } from './helpers/browser';
+import { launchBrowser, openBrowserPage, signInThroughPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
 import { seedTelemetry } from './helpers/web-data';
@@ -53,7 +53,7 @@ describe('pages an operator can act on', () => {
   const contexts: BrowserContext[] = [];
 
   const session = async (options: { timezoneId?: string; userAgent?: string } = {}) => {
-    const s = await newSession(chromium, { ...options, viewport: DESKTOP });
+    const s = await openBrowserPage(chromium, { ...options, viewport: DESKTOP });
     contexts.push(s.context);
     s.page.on('pageerror', (error) => problems.push(`${s.page.url()}: ${error.message}`));
     s.page.on('console', (message) => {

@@ -1,6 +1,6 @@
 import type { Browser as Chromium, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { launchBrowser, newSession, screenshot, submitSignIn } from './helpers/browser';
+import { launchBrowser, openBrowserPage, screenshot, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
 import { FailureTypeId } from '../src/audit/audit.types';
@@ -32,7 +32,7 @@ describe('sign-in page per scheme', () => {
     const t = await start({ EnableMultifactorAuthentication: 'True' });
     expect((await new Browser(t.url).get('/api/Authentication/Schemes')).json).toEqual({ password: true, oauth: false, negotiate: false, mfa: true });
     await insertUser(t, { name: 'mfa.user', password: STRONG });
-    const { page, context } = await newSession(chromium);
+    const { page, context } = await openBrowserPage(chromium);
     await page.goto(`${t.url}/Account/Login?returnUrl=%2FAccount%2FChangePassword`);
 
     const passcodeStep = async (p: Page) => {
@@ -81,7 +81,7 @@ describe('sign-in page per scheme', () => {
     // After a failed return the page is shown (no redirect loop), with one generic message.
     const failed = await http.get('/Account/Login?error=access_denied');
     expect(failed.status).toBe(200);
-    const { page, context } = await newSession(chromium);
+    const { page, context } = await openBrowserPage(chromium);
     await page.goto(`${t.url}/Account/Login?error=access_denied&returnUrl=%2FAdministration`);
     await expect(page.getByTestId('login-error').innerText()).resolves.toMatch(/identity provider did not succeed/);
     expect(await page.locator('#login-form').isVisible()).toBe(false);
@@ -93,7 +93,7 @@ describe('sign-in page per scheme', () => {
   it('with Negotiate, the page tries ByNegotiate in the background and reveals the form on 401', async () => {
     const t = await start({ NegotiateAuthentication: 'True' });
     expect((await new Browser(t.url).get('/api/Authentication/Schemes')).json).toEqual({ password: false, oauth: false, negotiate: true, mfa: false });
-    const { page, context } = await newSession(chromium);
+    const { page, context } = await openBrowserPage(chromium);
     const [negotiate] = await Promise.all([
       page.waitForResponse((r) => r.url().endsWith('/api/Authentication/ByNegotiate')),
       page.goto(`${t.url}/Account/Login`),

@@ -1,7 +1,7 @@
 import * as jwt from 'jsonwebtoken';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage } from './helpers/browser';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
 import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
 
@@ -19,7 +19,7 @@ describe('active sessions in a browser', () => {
 
   /** A fresh browser (own cookies) whose script errors and CSP refusals are recorded. */
   const browserSession = async () => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     contexts.push(s.context);
     s.page.on('pageerror', (error) => problems.push(`${s.page.url()}: ${error.message}`));
     s.page.on('console', (message) => {

@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core';
 import { startTestApp, TestApp } from './helpers/app';
-import { confirmInPage, launchBrowser, newSession, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
+import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
 import { LogoutReasonId } from '../src/audit/audit.types';
+import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const GENERIC = /Sign-in failed\. Check your user name and password/;
@@ -29,7 +30,7 @@ describe('web pages in a browser', () => {
   };
 
   const session = async (_who: string) => {
-    const s = await newSession(chromium);
+    const s = await openBrowserPage(chromium);
     watch(s.page);
     return s;
   };
@@ -377,7 +378,7 @@ describe('web pages in a browser', () => {
   });
 
   it('a tenant administrator sees the Security pages but not telemetry', async () => {
-    await insertUser(t, { name: 'tenant.admin', password: STRONG, tenantName: 'Tenant B', permissions: [35] });
+    await insertUser(t, { name: 'tenant.admin', password: STRONG, tenantName: 'Tenant B', permissions: [Permission.ReadWriteSecurityUser] });
     await insertUser(t, { name: 'tenant.b.user', password: STRONG, tenantName: 'Tenant B' });
     const { page, context } = await session('tenant.admin');
     await signInThroughPage(page, t.url, 'tenant.admin', STRONG, '/Administration/Security/Users');

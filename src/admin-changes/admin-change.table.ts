@@ -1,12 +1,6 @@
 import { AUDIT_COLUMNS } from '../audit-log/canonical';
-import { col, lookupOf, ReadColumn, ReadTable } from '../reads/read-table';
+import { lookupOf, ReadTable, servedColumns } from '../reads/read-table';
 import { ACTION_TYPE_NAMES, ADMIN_CHANGE_TARGET_TABLES, CREDENTIAL_TYPE_NAMES } from './admin-change.types';
-
-/** The code columns of AdminChange and the name each gets beside it in a row. */
-const LOOKUPS: Record<string, ReadColumn> = {
-  CredentialTypeId: lookupOf('credentialType', 'CredentialTypeId', CREDENTIAL_TYPE_NAMES),
-  ActionTypeId: lookupOf('actionType', 'ActionTypeId', ACTION_TYPE_NAMES),
-};
 
 /**
  * GET /api/AdminChange (contract 18), built from the one list of AdminChange's columns (its canonical
@@ -16,10 +10,12 @@ const LOOKUPS: Record<string, ReadColumn> = {
 export const ADMIN_CHANGE_TABLE: ReadTable = {
   table: 'AdminChange',
   dateColumn: 'CreatedDate',
-  columns: AUDIT_COLUMNS.AdminChange.flatMap(({ name, kind }): ReadColumn[] => {
-    if (name === 'Changes') return [{ name: 'changes', sql: `t."Changes"::json` }];
-    const column = col(name, kind === 'date' ? 'date' : 'value');
-    return LOOKUPS[name] ? [column, LOOKUPS[name]] : [column];
+  columns: servedColumns(AUDIT_COLUMNS.AdminChange, {
+    replace: { Changes: { name: 'changes', sql: `t."Changes"::json` } },
+    then: {
+      CredentialTypeId: [lookupOf('credentialType', 'CredentialTypeId', CREDENTIAL_TYPE_NAMES)],
+      ActionTypeId: [lookupOf('actionType', 'ActionTypeId', ACTION_TYPE_NAMES)],
+    },
   }),
   filters: [
     { param: 'actorUserRegistryId', sql: 't."UserRegistryId"', type: 'integer', description: 'Changes made by this user only.' },

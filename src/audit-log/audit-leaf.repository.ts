@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
-import { AUDIT_TABLES, AuditTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
+import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 import { AuditLeaf } from './audit-log.entities';
 import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
 
 /** A leaf as the routes serve it: the date already in canonical text (microseconds kept). */
 export interface LeafRow {
   leafIndex: number;
-  tableName: AuditTableName;
+  tableName: SealedTableName;
   rowId: string;
   rowCreatedDate: string;
   rowHash: Buffer;
@@ -37,7 +37,7 @@ export interface AppendedFromPending {
  * canonical text is hashed at once, so only its 32-byte hash is carried (and sorted) further. Each date
  * is formatted once in the inner query (OFFSET 0 keeps the planner from folding it back into every use).
  */
-const FOUND = AUDIT_TABLES.map((table) => {
+const FOUND = SEALED_TABLES.map((table) => {
   const dates = readRenderedDate('s');
   return `SELECT s."Seq", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
             ${sealableSql(table, 's', '$4', dates)} AS "ok"
@@ -152,7 +152,7 @@ export class AuditLeafRepository {
   }
 
   /** The leaf of one row, or null while it is not sealed. */
-  async byRow(tableName: AuditTableName, rowId: string): Promise<LeafRow | null> {
+  async byRow(tableName: SealedTableName, rowId: string): Promise<LeafRow | null> {
     const [row] = (await this.repository.query(`SELECT ${LEAF_COLUMNS} FROM "AuditLeaf" WHERE "TableName" = $1 AND "RowId" = $2`, [
       tableName,
       rowId,

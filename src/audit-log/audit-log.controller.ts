@@ -12,7 +12,7 @@ import {
 import { Authenticated } from '../access/decorators';
 import { badRequest } from '../common/problem';
 import { Permission } from '../access/permissions';
-import { AUDIT_TABLES } from './canonical';
+import { SEALED_TABLES } from './canonical';
 import {
   AuditLogService,
   CheckpointView,
@@ -60,7 +60,7 @@ export class ConsistencyDto implements ConsistencyView {
 
 export class LeafDto implements LeafView {
   @ApiProperty() leafIndex!: number;
-  @ApiProperty({ enum: AUDIT_TABLES }) table!: LeafView['table'];
+  @ApiProperty({ enum: SEALED_TABLES }) table!: LeafView['table'];
   @ApiProperty({ description: 'Decimal.' }) rowId!: string;
   @ApiProperty({ description: 'UTC with six fractional digits.' }) rowCreatedDate!: string;
   @ApiProperty({ description: B64 }) rowHash!: string;
@@ -154,14 +154,14 @@ export class AuditLogController {
 
   @Get('Proof')
   @Authenticated({ permission: Permission.ReadWriteSecurityUser, landlord: true })
-  @ApiQuery({ name: 'table', required: true, enum: AUDIT_TABLES })
+  @ApiQuery({ name: 'table', required: true, enum: SEALED_TABLES })
   @ApiQuery({ name: 'id', required: true, description: 'The row\'s Id.', schema: { type: 'string', pattern: '^\\d+$' } })
   @NUMBER('treeSize', 'Against that checkpoint instead of the latest.')
   @ApiOkResponse({ type: ProofDto, description: 'RFC 6962 inclusion proof of the row\'s leaf.' })
   @ApiNotFoundResponse({ description: 'The row is not sealed in that checkpoint (yet), or no checkpoint has that size.' })
   @ApiBadRequestResponse({ description: 'A table that is not one of the three, or a bad id or treeSize; the problem names it.' })
   proof(@Query('table') table?: unknown, @Query('id') id?: unknown, @Query('treeSize') treeSize?: unknown): Promise<ProofView> {
-    if (typeof table !== 'string') throw badRequest(`table: expected one of ${AUDIT_TABLES.join(', ')}.`, [{ field: 'table', message: 'required' }]);
+    if (typeof table !== 'string') throw badRequest(`table: expected one of ${SEALED_TABLES.join(', ')}.`, [{ field: 'table', message: 'required' }]);
     return this.log.proof(table, rowIdParam(id), whole('treeSize', treeSize));
   }
 

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { badRequest, notFound } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { AUDIT_TABLES, AuditTableName, canonicalRow, isAuditTable, leafRecord } from './canonical';
+import { SEALED_TABLES, SealedTableName, canonicalRow, isSealedTable, leafRecord } from './canonical';
 import { consistencyProof, inclusionProof } from './merkle';
 import { AuditCheckpointRepository, CheckpointRow } from './audit-checkpoint.repository';
 import { AuditLeafRepository, LeafRow } from './audit-leaf.repository';
@@ -41,7 +41,7 @@ export interface ConsistencyView {
 }
 export interface LeafView {
   leafIndex: number;
-  table: AuditTableName;
+  table: SealedTableName;
   rowId: string;
   rowCreatedDate: string;
   rowHash: string;
@@ -94,7 +94,7 @@ export class AuditLogService {
   }
 
   async proof(table: string, rowId: string, treeSize?: number): Promise<ProofView> {
-    if (!isAuditTable(table)) throw badRequest(`table: expected one of ${AUDIT_TABLES.join(', ')}.`, [{ field: 'table', message: `one of ${AUDIT_TABLES.join(', ')}` }]);
+    if (!isSealedTable(table)) throw badRequest(`table: expected one of ${SEALED_TABLES.join(', ')}.`, [{ field: 'table', message: `one of ${SEALED_TABLES.join(', ')}` }]);
     const checkpoint = await this.checkpoint(treeSize);
     const leaf = await this.leaves.byRow(table, rowId);
     if (!leaf || leaf.leafIndex >= checkpoint.treeSize) throw notFound(`${table} row ${rowId} is not sealed in the checkpoint of size ${checkpoint.treeSize}.`);
@@ -155,7 +155,7 @@ export class AuditLogService {
   /** The current canonical form of each leaf's row, keyed `<table>:<rowId>`; absent where the row is gone. */
   private async canonicalOf(leaves: LeafRow[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    for (const table of AUDIT_TABLES) {
+    for (const table of SEALED_TABLES) {
       const ids = leaves.filter((leaf) => leaf.tableName === table).map((leaf) => leaf.rowId);
       for (const row of await this.rows.byIds(table, ids)) {
         const key = `${table}:${row.Id as string}`;

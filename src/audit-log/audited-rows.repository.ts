@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AUDIT_COLUMNS, AUDIT_TABLES, AuditRowText, AuditTableName, CANONICAL_TIMESTAMP, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
+import { AUDIT_COLUMNS, SEALED_TABLES, AuditRowText, SealedTableName, CANONICAL_TIMESTAMP, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 
 /** CANONICAL_TIMESTAMP as a PostgreSQL regular expression (the same syntax), passed as a parameter. */
 export const CANONICAL_TIMESTAMP_SOURCE = CANONICAL_TIMESTAMP.source;
@@ -11,7 +11,7 @@ export const CANONICAL_TIMESTAMP_SOURCE = CANONICAL_TIMESTAMP.source;
  * input): dates in canonical microsecond text (a JS Date would lose the microseconds), numbers as
  * decimal text, booleans as booleans, texts as stored.
  */
-function selectList(table: AuditTableName): string {
+function selectList(table: SealedTableName): string {
   return AUDIT_COLUMNS[table]
     .map(({ name, kind }) => {
       const column = `t."${name}"`;
@@ -23,11 +23,11 @@ function selectList(table: AuditTableName): string {
 }
 
 const SELECTS = Object.fromEntries(
-  (Object.keys(AUDIT_COLUMNS) as AuditTableName[]).map((table) => [
+  (Object.keys(AUDIT_COLUMNS) as SealedTableName[]).map((table) => [
     table,
     `SELECT ${selectList(table)} FROM "${table}" t WHERE t."Id" = ANY($1::bigint[])`,
   ]),
-) as Record<AuditTableName, string>;
+) as Record<SealedTableName, string>;
 
 /**
  * The canonical form of a row of `table` (aliased `alias`) as a SQL text expression, byte for byte
@@ -44,7 +44,7 @@ const SELECTS = Object.fromEntries(
  *   holds the two to the same bytes over hostile strings, on PostgreSQL and on PGlite.
  * No spaces (json_build_array would write `, `).
  */
-export function canonicalSql(table: AuditTableName, alias: string, dateText: DateText = renderDate(alias)): string {
+export function canonicalSql(table: SealedTableName, alias: string, dateText: DateText = renderDate(alias)): string {
   const parts = [`'${JSON.stringify(table)}'`];
   for (const { name, kind } of AUDIT_COLUMNS[table]) {
     const column = `${alias}."${name}"`;
@@ -63,7 +63,7 @@ export function canonicalSql(table: AuditTableName, alias: string, dateText: Dat
 export type DateText = (name: string) => string;
 export const renderDate = (alias: string): DateText => (name) => canonicalTimestampSql(`${alias}."${name}"`);
 /** The select list that renders every date column of `table` once, as `"@<name>"` (read by readRenderedDate). */
-export const datesRendered = (table: AuditTableName, alias: string): string =>
+export const datesRendered = (table: SealedTableName, alias: string): string =>
   AUDIT_COLUMNS[table]
     .filter(({ kind }) => kind === 'date')
     .map(({ name }) => `${canonicalTimestampSql(`${alias}."${name}"`)} AS "@${name}"`)
@@ -71,7 +71,7 @@ export const datesRendered = (table: AuditTableName, alias: string): string =>
 export const readRenderedDate = (alias: string): DateText => (name) => `${alias}."@${name}"`;
 
 /** The leaf date of a row (CreatedDate, RunDate) as canonical text, NULL for ±infinity. */
-export function leafDateSql(table: AuditTableName, alias: string, dateText: DateText = renderDate(alias)): string {
+export function leafDateSql(table: SealedTableName, alias: string, dateText: DateText = renderDate(alias)): string {
   return dateText(LEAF_DATE_COLUMN[table]);
 }
 
@@ -80,7 +80,7 @@ export function leafDateSql(table: AuditTableName, alias: string, dateText: Date
  * fail): an Id ≥ 0, a leaf date, and every date inside years 0000-9999. `pattern` is the SQL
  * parameter holding CANONICAL_TIMESTAMP's source (its syntax is PostgreSQL's too).
  */
-export function sealableSql(table: AuditTableName, alias: string, pattern: string, dateText: DateText = renderDate(alias)): string {
+export function sealableSql(table: SealedTableName, alias: string, pattern: string, dateText: DateText = renderDate(alias)): string {
   const checks = [`${alias}."Id" >= 0`, `${leafDateSql(table, alias, dateText)} ~ ${pattern}`];
   for (const { name, kind } of AUDIT_COLUMNS[table]) {
     if (kind !== 'date' || name === LEAF_DATE_COLUMN[table]) continue;
@@ -114,7 +114,7 @@ export interface LeafWithRow {
  */
 const ROW_COLUMNS: ReadonlyArray<{ name: string; bool: boolean }> = (() => {
   const kinds = new Map<string, boolean>();
-  for (const table of AUDIT_TABLES)
+  for (const table of SEALED_TABLES)
     for (const { name, kind } of AUDIT_COLUMNS[table]) {
       if (kind === 'id' || kind === 'date') continue;
       if (kinds.has(name) && kinds.get(name) !== (kind === 'bool')) throw new Error(`audit column ${name}: bool in one table, not in another`);
@@ -134,8 +134,8 @@ const ROW_COLUMNS: ReadonlyArray<{ name: string; bool: boolean }> = (() => {
  * CANONICAL_TIMESTAMP_SOURCE.
  */
 export const LEAVES_WITH_ROWS = (() => {
-  const laterals = AUDIT_TABLES.map((table, i) => {
-    const own = new Map(AUDIT_COLUMNS[table].map(({ name }) => [name, true]));
+  const laterals = SEALED_TABLES.map((table, i) => {
+    const own = new Map<string, boolean>(AUDIT_COLUMNS[table].map(({ name }) => [name, true]));
     const columns = ROW_COLUMNS.filter(({ name }) => own.has(name)).map(({ name, bool }) => (bool ? `t."${name}"` : `t."${name}"::text AS "${name}"`));
     return `LEFT JOIN LATERAL (
       SELECT true AS "found", CASE WHEN ${sealableSql(table, 't', '$3')} THEN ${canonicalSql(table, 't')} END AS "canonical"${columns.map((c) => `, ${c}`).join('')}
@@ -143,10 +143,10 @@ export const LEAVES_WITH_ROWS = (() => {
        LIMIT 1) r${i} ON true`;
   });
   const from = (name: string) => {
-    const having = AUDIT_TABLES.map((table, i) => (AUDIT_COLUMNS[table].some((c) => c.name === name) ? `r${i}."${name}"` : null)).filter((x) => x !== null);
+    const having = SEALED_TABLES.map((table, i) => (AUDIT_COLUMNS[table].some((c) => c.name === name) ? `r${i}."${name}"` : null)).filter((x) => x !== null);
     return having.length === 1 ? having[0] : `COALESCE(${having.join(', ')})`;
   };
-  const all = (name: string) => `COALESCE(${AUDIT_TABLES.map((_, i) => `r${i}."${name}"`).join(', ')})`;
+  const all = (name: string) => `COALESCE(${SEALED_TABLES.map((_, i) => `r${i}."${name}"`).join(', ')})`;
   return `SELECT l."LeafIndex"::float8 AS "leafIndex", l."TableName" AS "table", l."RowId"::text AS "rowId",
          ${canonicalTimestampSql('l."RowCreatedDate"')} AS "rowDate",
          encode(l."RowHash", 'base64') AS "rowHash", encode(l."LeafHash", 'base64') AS "leafHash",
@@ -166,7 +166,7 @@ export const LEAVES_WITH_ROWS = (() => {
 export class AuditedRowsRepository {
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  async byIds(table: AuditTableName, ids: string[], tx?: EntityManager): Promise<AuditRowText[]> {
+  async byIds(table: SealedTableName, ids: string[], tx?: EntityManager): Promise<AuditRowText[]> {
     if (ids.length === 0) return [];
     return (await (tx ?? this.dataSource.manager).query(SELECTS[table], [ids])) as AuditRowText[];
   }

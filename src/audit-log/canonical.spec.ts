@@ -1,16 +1,16 @@
-import { auditReferenceVectors, b64 } from '../../test/helpers/audit-reference';
+import { auditReferenceVectors, fromBase64 } from '../../test/helpers/audit-reference';
 import {
   AUDIT_COLUMNS,
-  AUDIT_TABLES,
+  SEALED_TABLES,
   canonicalIdentity,
   canonicalRow,
   canonicalTimestampSql,
-  isAuditTable,
+  isSealedTable,
   leafRecord,
   parseCanonicalRow,
   parseLeafRecord,
   sha256,
-  type AuditTableName,
+  type SealedTableName,
 } from './canonical';
 import { leafHash } from './merkle';
 
@@ -49,14 +49,14 @@ describe('canonical form (contract 15)', () => {
     const vectors = auditReferenceVectors();
     expect(vectors.Leaves.length).toBeGreaterThan(10);
     for (const leaf of vectors.Leaves) {
-      const table = leaf.Table as AuditTableName;
+      const table = leaf.Table as SealedTableName;
       const canonical = canonicalRow(table, leaf.Row);
       expect(canonical.toString('base64')).toBe(leaf.Canonical);
       expect(sha256(canonical).toString('base64')).toBe(leaf.RowHash);
       const record = leafRecord(table, leaf.RowID, leaf.RowCreatedDate, sha256(canonical));
       expect(record.toString('base64')).toBe(leaf.LeafRecord);
       expect(leafHash(record).toString('base64')).toBe(leaf.LeafHash);
-      expect(parseLeafRecord(record)).toEqual({ table, rowId: leaf.RowID, rowCreatedDate: leaf.RowCreatedDate, rowHash: b64(leaf.RowHash) });
+      expect(parseLeafRecord(record)).toEqual({ table, rowId: leaf.RowID, rowCreatedDate: leaf.RowCreatedDate, rowHash: fromBase64(leaf.RowHash) });
       expect(parseCanonicalRow(canonical).table).toBe(table);
     }
   });
@@ -97,7 +97,7 @@ describe('canonical form (contract 15)', () => {
     expect(() => canonicalRow('UserLogin', { ...EXAMPLE_ROW, Id: null })).toThrow(/cannot be null/);
     expect(() => canonicalRow('UserLogin', { ...EXAMPLE_ROW, UserRegistryId: '7.0' })).toThrow(/decimal integer/);
     expect(() => canonicalRow('UserLogin', { ...EXAMPLE_ROW, Failed: 'yes' })).toThrow(/boolean/);
-    expect(() => canonicalRow('Users' as AuditTableName, EXAMPLE_ROW)).toThrow(/not an audit table/);
+    expect(() => canonicalRow('Users' as SealedTableName, EXAMPLE_ROW)).toThrow(/not an audit table/);
   });
 
   it('parses only exact canonical forms', () => {
@@ -144,13 +144,13 @@ describe('canonical form (contract 15)', () => {
   });
 
   it('describes every table in contract order and renders dates in SQL as the canonical text', () => {
-    expect([...AUDIT_TABLES]).toEqual(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange']);
+    expect([...SEALED_TABLES]).toEqual(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange']);
     expect(AUDIT_COLUMNS.UserLogout.map((c) => c.name)).toEqual([
       'Id', 'CreatedDate', 'CreatedUser', 'UserRegistryId', 'TenantRegistryId', 'ReasonId', 'OutcomeId',
       'RemoteIp', 'LocalIp', 'UserAgent', 'SessionStartDate', 'CutByUser', 'Message',
     ]);
     expect(AUDIT_COLUMNS.AuditRetentionRun.map((c) => c.name)).toEqual(['Id', 'RunDate', 'TableName', 'PartitionName', 'Cutoff', 'RowCount']);
-    expect(isAuditTable('UserLogin') && !isAuditTable('userlogin')).toBe(true);
+    expect(isSealedTable('UserLogin') && !isSealedTable('userlogin')).toBe(true);
     expect(canonicalTimestampSql('CreatedDate')).toBe(`to_char(("CreatedDate") AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`);
     expect(canonicalTimestampSql('l."RunDate"')).toContain('(l."RunDate") AT TIME ZONE');
   });

@@ -8,8 +8,13 @@ import { createHash } from 'node:crypto';
  * worse, two rows with one hash.
  */
 
-export type AuditTableName = 'UserLogin' | 'UserLogout' | 'AuditRetentionRun' | 'AdminChange';
-export const AUDIT_TABLES: readonly AuditTableName[] = Object.freeze(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange'] as const);
+/**
+ * The tables whose rows the log seals (contracts 15, 16, 18), in the order the sealer takes them. Not
+ * the tables retention partitions: those are PARTITIONED_AUDIT_TABLES (retention/partition-plan.ts),
+ * which has no AuditRetentionRun (a record of drops is never dropped).
+ */
+export type SealedTableName = 'UserLogin' | 'UserLogout' | 'AuditRetentionRun' | 'AdminChange';
+export const SEALED_TABLES: readonly SealedTableName[] = Object.freeze(['UserLogin', 'UserLogout', 'AuditRetentionRun', 'AdminChange'] as const);
 
 /**
  * A row as read from the database, every column as TEXT the way the sealer selects it: dates already
@@ -25,7 +30,7 @@ export type ColumnKind = 'id' | 'date' | 'int' | 'bool' | 'text';
  * AuditRetentionRun), with each column's JSON kind. The order is part of the hash: never reorder,
  * only a new table version could add columns.
  */
-export const AUDIT_COLUMNS: Record<AuditTableName, ReadonlyArray<{ name: string; kind: ColumnKind }>> = Object.freeze({
+const CANONICAL_COLUMNS = Object.freeze({
   UserLogin: Object.freeze([
     { name: 'Id', kind: 'id' },
     { name: 'CreatedDate', kind: 'date' },
@@ -85,8 +90,24 @@ export const AUDIT_COLUMNS: Record<AuditTableName, ReadonlyArray<{ name: string;
   ] as const),
 });
 
+/** A column of a sealed table's canonical form. */
+export interface CanonicalColumn<Name extends string = string> {
+  readonly name: Name;
+  readonly kind: ColumnKind;
+}
+
+/** The column names of `T`, as the list below spells them (so a description naming one is checked). */
+export type CanonicalColumnName<T extends SealedTableName> = (typeof CANONICAL_COLUMNS)[T][number]['name'];
+
+/**
+ * Each sealed table's columns, the one list of them: the canonical form and the sealer's SQL
+ * (audited-rows.repository.ts), Proof and the verifier read it, and so do the reads of UserLogin,
+ * UserLogout (audit/audit.tables.ts) and AdminChange (admin-changes/admin-change.table.ts).
+ */
+export const AUDIT_COLUMNS: { readonly [T in SealedTableName]: ReadonlyArray<CanonicalColumn<CanonicalColumnName<T>>> } = CANONICAL_COLUMNS;
+
 /** The column whose value is a leaf record's date: CreatedDate, or RunDate for a retention run. */
-export const LEAF_DATE_COLUMN: Record<AuditTableName, string> = Object.freeze({
+export const LEAF_DATE_COLUMN: Record<SealedTableName, string> = Object.freeze({
   UserLogin: 'CreatedDate',
   UserLogout: 'CreatedDate',
   AuditRetentionRun: 'RunDate',
@@ -98,8 +119,8 @@ export const CANONICAL_TIMESTAMP = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])
 const DECIMAL_ID = /^(0|[1-9]\d*)$/;
 const DECIMAL_INT = /^(0|-?[1-9]\d*)$/;
 
-export function isAuditTable(value: unknown): value is AuditTableName {
-  return typeof value === 'string' && (AUDIT_TABLES as readonly string[]).includes(value);
+export function isSealedTable(value: unknown): value is SealedTableName {
+  return typeof value === 'string' && (SEALED_TABLES as readonly string[]).includes(value);
 }
 
 /**
@@ -113,7 +134,7 @@ export function canonicalTimestampSql(column: string): string {
   return `to_char((${expression}) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 }
 
-function renderColumn(table: AuditTableName, name: string, kind: ColumnKind, value: string | boolean | null | undefined): string {
+function renderColumn(table: SealedTableName, name: string, kind: ColumnKind, value: string | boolean | null | undefined): string {
   if (value === undefined) throw new Error(`${table}.${name}: missing from the row`);
   if (value === null) {
     if (kind === 'id') throw new Error(`${table}.${name}: the id cannot be null`);
@@ -145,8 +166,8 @@ function renderColumn(table: AuditTableName, name: string, kind: ColumnKind, val
 }
 
 /** The canonical form: UTF-8 bytes of the JSON array ["<table>", col1, col2, ...], no spaces. */
-export function canonicalRow(table: AuditTableName, row: AuditRowText): Buffer {
-  if (!isAuditTable(table)) throw new Error(`not an audit table: ${JSON.stringify(table)}`);
+export function canonicalRow(table: SealedTableName, row: AuditRowText): Buffer {
+  if (!isSealedTable(table)) throw new Error(`not an audit table: ${JSON.stringify(table)}`);
   const parts = [JSON.stringify(table)];
   for (const { name, kind } of AUDIT_COLUMNS[table]) parts.push(renderColumn(table, name, kind, row[name]));
   return Buffer.from(`[${parts.join(',')}]`, 'utf8');
@@ -158,11 +179,11 @@ export function canonicalRow(table: AuditTableName, row: AuditRowText): Buffer {
  * compare the row's table, id and date with its leaf record. Throws if the bytes are not exactly what
  * canonicalRow would write for that row.
  */
-export function parseCanonicalRow(bytes: Buffer): { table: AuditTableName; row: AuditRowText } {
+export function parseCanonicalRow(bytes: Buffer): { table: SealedTableName; row: AuditRowText } {
   const text = bytes.toString('utf8');
   if (!Buffer.from(text, 'utf8').equals(bytes)) throw new Error('canonical form: not valid UTF-8');
   const values = scanFlatJsonArray(text);
-  if (!Array.isArray(values) || !isAuditTable(values[0])) throw new Error('canonical form: does not start with an audit table name');
+  if (!Array.isArray(values) || !isSealedTable(values[0])) throw new Error('canonical form: does not start with an audit table name');
   const table = values[0];
   const columns = AUDIT_COLUMNS[table];
   if (values.length !== columns.length + 1) throw new Error(`canonical form: ${table} has ${columns.length} columns, got ${values.length - 1}`);
@@ -186,14 +207,14 @@ export function parseCanonicalRow(bytes: Buffer): { table: AuditTableName; row: 
  * verifier, which has already checked the bytes against the sealed row hash and needs only to know
  * the row is the leaf's (parseCanonicalRow is the strict, slower reading). Throws if the shape is wrong.
  */
-export function canonicalIdentity(bytes: Buffer): { table: AuditTableName; id: string; date: string } {
+export function canonicalIdentity(bytes: Buffer): { table: SealedTableName; id: string; date: string } {
   let values: unknown;
   try {
     values = JSON.parse(bytes.toString('utf8'));
   } catch {
     throw new Error('canonical form: not JSON');
   }
-  if (!Array.isArray(values) || !isAuditTable(values[0])) throw new Error('canonical form: does not start with an audit table name');
+  if (!Array.isArray(values) || !isSealedTable(values[0])) throw new Error('canonical form: does not start with an audit table name');
   const table = values[0];
   const columns = AUDIT_COLUMNS[table];
   if (values.length !== columns.length + 1) throw new Error(`canonical form: ${table} has ${columns.length} columns, got ${values.length - 1}`);
@@ -243,8 +264,8 @@ export function sha256(data: Buffer): Buffer {
 }
 
 /** The leaf record text "<table>\n<rowId>\n<date>\n<base64 rowHash>\n" as bytes. */
-export function leafRecord(table: AuditTableName, rowId: string, rowCreatedDate: string, rowHash: Buffer): Buffer {
-  if (!isAuditTable(table)) throw new Error(`not an audit table: ${JSON.stringify(table)}`);
+export function leafRecord(table: SealedTableName, rowId: string, rowCreatedDate: string, rowHash: Buffer): Buffer {
+  if (!isSealedTable(table)) throw new Error(`not an audit table: ${JSON.stringify(table)}`);
   if (!DECIMAL_ID.test(rowId)) throw new Error(`leaf record: expected a decimal row id, got ${JSON.stringify(rowId)}`);
   if (!CANONICAL_TIMESTAMP.test(rowCreatedDate)) throw new Error(`leaf record: expected a canonical timestamp, got ${JSON.stringify(rowCreatedDate)}`);
   if (rowHash.length !== 32) throw new Error(`leaf record: a row hash has 32 bytes, got ${rowHash.length}`);
@@ -252,12 +273,12 @@ export function leafRecord(table: AuditTableName, rowId: string, rowCreatedDate:
 }
 
 /** Strict inverse of leafRecord: throws unless the bytes are exactly what leafRecord writes. */
-export function parseLeafRecord(record: Buffer): { table: AuditTableName; rowId: string; rowCreatedDate: string; rowHash: Buffer } {
+export function parseLeafRecord(record: Buffer): { table: SealedTableName; rowId: string; rowCreatedDate: string; rowHash: Buffer } {
   const text = record.toString('utf8');
   const lines = text.split('\n');
   if (lines.length !== 5 || lines[4] !== '') throw new Error('leaf record: expected four lines, each ending in a newline');
   const [table, rowId, rowCreatedDate, hash] = lines;
-  if (!isAuditTable(table)) throw new Error(`leaf record: not an audit table: ${JSON.stringify(table)}`);
+  if (!isSealedTable(table)) throw new Error(`leaf record: not an audit table: ${JSON.stringify(table)}`);
   const rowHash = Buffer.from(hash, 'base64');
   if (rowHash.length !== 32 || rowHash.toString('base64') !== hash) throw new Error('leaf record: the row hash is not 32 bytes of standard base64');
   const rebuilt = leafRecord(table, rowId, rowCreatedDate, rowHash);

@@ -1,5 +1,5 @@
 import { createPrivateKey, generateKeyPairSync, sign as edSign } from 'node:crypto';
-import { auditReferenceVectors, b64 } from '../../test/helpers/audit-reference';
+import { auditReferenceVectors, fromBase64 } from '../../test/helpers/audit-reference';
 import { checkpointBody, keyId, openNote, parseCheckpoint, parseVerifierKey, rawPublicKey, signCheckpoint, verifierKey } from './note';
 
 /** The example of Go's golang.org/x/mod/sumdb/note package documentation (a note not signed by us). */
@@ -24,7 +24,7 @@ describe('signed notes and checkpoints (C2SP signed-note, tlog-checkpoint)', () 
   it("signs every checkpoint byte for byte as Go's note.Sign does, and opens Go's notes", () => {
     expect(vectors.Checkpoints.length).toBe(vectors.Leaves.length + 1);
     for (const checkpoint of vectors.Checkpoints) {
-      const root = b64(checkpoint.RootHash);
+      const root = fromBase64(checkpoint.RootHash);
       expect(signCheckpoint(Key.origin, checkpoint.TreeSize, root, privateKey)).toBe(checkpoint.Note);
       expect(checkpoint.Note.startsWith(checkpointBody(Key.origin, checkpoint.TreeSize, root))).toBe(true);
       expect(parseCheckpoint(checkpoint.Note, Key.verifierKey)).toEqual({ origin: Key.origin, treeSize: checkpoint.TreeSize, rootHash: root });
@@ -46,7 +46,7 @@ describe('signed notes and checkpoints (C2SP signed-note, tlog-checkpoint)', () 
       [note.replace(vectors.Checkpoints[5].RootHash, vectors.Checkpoints[4].RootHash), Key.verifierKey, /does not verify/],
       [note.slice(0, -10) + (note.slice(-10, -9) === 'A' ? 'B' : 'A') + note.slice(-9), Key.verifierKey, /does not verify|malformed/],
       [note, otherVkey, /not signed by/],
-      [signCheckpoint(Key.origin, 5, b64(vectors.Checkpoints[5].RootHash), other), Key.verifierKey, /not signed by/],
+      [signCheckpoint(Key.origin, 5, fromBase64(vectors.Checkpoints[5].RootHash), other), Key.verifierKey, /not signed by/],
       [note.replace('— ', '- '), Key.verifierKey, /em dash/],
       [note.replace('\n\n', '\n'), Key.verifierKey, /blank line|em dash|malformed/],
       [note.slice(0, -1), Key.verifierKey, /newline/],
@@ -75,8 +75,8 @@ describe('signed notes and checkpoints (C2SP signed-note, tlog-checkpoint)', () 
     expect(() => parseVerifierKey(`${name}+${id}`)).toThrow(/expected/);
     expect(() => parseVerifierKey(`${name}+00000000+${key}`)).toThrow(/key id does not match/);
     expect(() => parseVerifierKey(`other+${id}+${key}`)).toThrow(/key id does not match/);
-    expect(() => parseVerifierKey(`${name}+${id}+${Buffer.concat([Buffer.from([2]), b64(Key.publicKey)]).toString('base64')}`)).toThrow(/Ed25519/);
+    expect(() => parseVerifierKey(`${name}+${id}+${Buffer.concat([Buffer.from([2]), fromBase64(Key.publicKey)]).toString('base64')}`)).toThrow(/Ed25519/);
     expect(() => parseVerifierKey(`a b+${id}+${key}`)).toThrow(/name/);
-    expect(() => verifierKey('has space', b64(Key.publicKey))).toThrow(/key name/);
+    expect(() => verifierKey('has space', fromBase64(Key.publicKey))).toThrow(/key name/);
   });
 });

@@ -8,10 +8,10 @@ import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
 import { OutsideRow } from './audit-outside.repository';
 import { AuditOutside } from './audit-outside.service';
-import { AUDIT_TABLES } from '../audit-log/canonical';
+import { SEALED_TABLES } from '../audit-log/canonical';
 
 export class OutsideRowDto implements OutsideRow {
-  @ApiProperty({ enum: AUDIT_TABLES }) table!: OutsideRow['table'];
+  @ApiProperty({ enum: SEALED_TABLES }) table!: OutsideRow['table'];
   @ApiProperty({ description: 'The row\'s Id, decimal text.' }) rowId!: string;
   @ApiProperty({ nullable: true, type: String, description: 'Its date (CreatedDate; RunDate of a retention run), canonical text.' }) createdDate!: string | null;
   @ApiProperty({ description: 'Its canonical form (contract 15), what a leaf would commit to.' }) canonical!: string;
@@ -24,7 +24,7 @@ export class OutsideDto {
 }
 
 export class AdoptDto {
-  @ApiProperty({ enum: AUDIT_TABLES }) @IsString() table!: string;
+  @ApiProperty({ enum: SEALED_TABLES }) @IsString() table!: string;
   @ApiProperty({ type: [String], description: '1 to 1000 row ids, each of a row of the table outside the log.' })
   @IsArray()
   @ArrayMinSize(1)

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
-import { AUDIT_TABLES, AuditTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
+import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
 import { canonicalSql } from '../audit-log/audited-rows.repository';
 
 /** How long a committed row may wait to be sealed before it counts as outside the log (contract 18). */
@@ -10,7 +10,7 @@ export const OUTSIDE_WAIT_SECONDS = 60;
 export const OUTSIDE_PAGE = 1000;
 
 export interface OutsideRow {
-  table: AuditTableName;
+  table: SealedTableName;
   rowId: string;
   createdDate: string | null;
   canonical: string;
@@ -25,7 +25,7 @@ export interface OutsideRow {
  * (TableName, RowId): no sort of the table, no lock but a reader's, so inserts go on
  * (docs/decisions/0031-admin-changes.md).
  */
-function outsideOf(table: AuditTableName): string {
+function outsideOf(table: SealedTableName): string {
   return `SELECT '${table}'::text AS "table", t."Id", t."${LEAF_DATE_COLUMN[table]}" AS "date", p."RowId" IS NOT NULL AS "waiting"
       FROM "${table}" t
       LEFT JOIN "AuditPending" p ON p."TableName" = '${table}' AND p."RowId" = t."Id"
@@ -34,17 +34,17 @@ function outsideOf(table: AuditTableName): string {
 }
 
 const OUTSIDE_SQL = `
-  WITH outside AS MATERIALIZED (${AUDIT_TABLES.map(outsideOf).join('\n    UNION ALL\n    ')})
+  WITH outside AS MATERIALIZED (${SEALED_TABLES.map(outsideOf).join('\n    UNION ALL\n    ')})
   SELECT count(*) OVER ()::float8 AS "total", o."table", o."Id"::text AS "rowId", o."waiting"
     FROM outside o ORDER BY o."date" NULLS FIRST, o."Id" LIMIT ${OUTSIDE_PAGE}`;
 
 const CANONICAL_SQL = Object.fromEntries(
-  AUDIT_TABLES.map((table) => [
+  SEALED_TABLES.map((table) => [
     table,
     `SELECT t."Id"::text AS "rowId", ${canonicalSql(table, 't')} AS "canonical", ${canonicalTimestampSql(`t."${LEAF_DATE_COLUMN[table]}"`)} AS "createdDate"
        FROM "${table}" t WHERE t."Id" = ANY($1::bigint[])`,
   ]),
-) as Record<AuditTableName, string>;
+) as Record<SealedTableName, string>;
 
 /** The check for rows outside the log (contract 18), and the entries that bring them in. */
 @Injectable()
@@ -53,9 +53,9 @@ export class AuditOutsideRepository {
 
   /** How many rows are outside the log, and the oldest OUTSIDE_PAGE of them with their canonical forms. */
   async find(): Promise<{ total: number; rows: OutsideRow[] }> {
-    const found = (await this.dataSource.query(OUTSIDE_SQL)) as { total: number; table: AuditTableName; rowId: string; waiting: boolean }[];
+    const found = (await this.dataSource.query(OUTSIDE_SQL)) as { total: number; table: SealedTableName; rowId: string; waiting: boolean }[];
     const details = new Map<string, { canonical: string; createdDate: string | null }>();
-    for (const table of AUDIT_TABLES) {
+    for (const table of SEALED_TABLES) {
       const ids = found.filter((r) => r.table === table).map((r) => r.rowId);
       if (ids.length === 0) continue;
       for (const row of (await this.dataSource.query(CANONICAL_SQL[table], [ids])) as { rowId: string; canonical: string; createdDate: string | null }[]) {
@@ -75,7 +75,7 @@ export class AuditOutsideRepository {
   }
 
   /** Of `ids`, those of rows of `table` that exist and have no leaf (the rows an adoption may seal). */
-  async unsealed(table: AuditTableName, ids: string[], tx: EntityManager): Promise<string[]> {
+  async unsealed(table: SealedTableName, ids: string[], tx: EntityManager): Promise<string[]> {
     const rows = (await tx.query(
       `SELECT DISTINCT t."Id"::text AS "id" FROM "${table}" t
         WHERE t."Id" = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $2 AND l."RowId" = t."Id")`,
@@ -85,7 +85,7 @@ export class AuditOutsideRepository {
   }
 
   /** Queues rows for the sealer (what the table's AFTER INSERT trigger would have done); one already waiting stays as it is. */
-  async enqueue(table: AuditTableName, ids: string[], tx: EntityManager): Promise<void> {
+  async enqueue(table: SealedTableName, ids: string[], tx: EntityManager): Promise<void> {
     await tx.query(
       `INSERT INTO "AuditPending" ("TableName", "RowId") SELECT $1, id FROM unnest($2::bigint[]) AS id ORDER BY id ON CONFLICT ("TableName", "RowId") DO NOTHING`,
       [table, ids],

@@ -6,7 +6,7 @@ import { badRequest } from '../common/problem';
 import { Transactions } from '../database/transactions';
 import { AuditOutsideRepository, OUTSIDE_PAGE, OutsideRow } from './audit-outside.repository';
 import { AuditSealer } from '../audit-log/audit-sealer.service';
-import { AUDIT_TABLES, isAuditTable } from '../audit-log/canonical';
+import { SEALED_TABLES, isSealedTable } from '../audit-log/canonical';
 
 const ID = /^[1-9]\d{0,17}$/;
 
@@ -47,7 +47,7 @@ export class AuditOutside {
    * runs, so the answer comes once they are leaves.
    */
   async adopt(actor: AdminActor, table: unknown, rowIds: unknown): Promise<{ adopted: number; treeSize: number | null }> {
-    if (!isAuditTable(table)) throw badRequest(`table: expected one of ${AUDIT_TABLES.join(', ')}.`, [{ field: 'table', message: `one of ${AUDIT_TABLES.join(', ')}` }]);
+    if (!isSealedTable(table)) throw badRequest(`table: expected one of ${SEALED_TABLES.join(', ')}.`, [{ field: 'table', message: `one of ${SEALED_TABLES.join(', ')}` }]);
     if (!Array.isArray(rowIds) || rowIds.length === 0 || rowIds.length > OUTSIDE_PAGE) {
       throw badRequest('rowIds: expected 1 to 1000 row ids.', [{ field: 'rowIds', message: 'an array of 1 to 1000 row ids' }]);
     }

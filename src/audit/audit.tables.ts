@@ -1,4 +1,5 @@
-import { col, lookupOf, ReadTable } from '../reads/read-table';
+import { AUDIT_COLUMNS, CanonicalColumnName } from '../audit-log/canonical';
+import { lookupOf, ReadTable, servedColumns } from '../reads/read-table';
 import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from './audit.types';
 
 /**
@@ -10,31 +11,29 @@ import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LO
 export const AUDIT_SEARCH_COLUMNS = {
   UserLogin: ['CreatedUser', 'RemoteIp', 'UserAgent', 'FailureMessage'],
   UserLogout: ['CreatedUser', 'CutByUser', 'RemoteIp', 'UserAgent', 'Message'],
-} as const satisfies Record<string, readonly string[]>;
+} as const satisfies { [T in 'UserLogin' | 'UserLogout']: readonly CanonicalColumnName<T>[] };
 
 const searched = (columns: readonly string[]): string[] => columns.map((column) => `t."${column}"`);
 
 const TENANT_SCOPED = { kind: 'tenant', tenantColumn: 'TenantRegistryId', userColumn: 'UserRegistryId' } as const;
 
-/** GET /api/UserLogin (contract 9): one row per sign-in attempt. */
+/**
+ * GET /api/UserLogin (contract 9): one row per sign-in attempt, its members built from the one list of
+ * UserLogin's columns (its canonical order, audit-log/canonical.ts) as AdminChange's read is: the
+ * user's id left out (contract 9's rows do not carry it), each code followed by its name.
+ */
 export const USER_LOGIN_TABLE: ReadTable = {
   table: 'UserLogin',
   dateColumn: 'CreatedDate',
-  columns: [
-    col('Id'),
-    col('CreatedDate', 'date'),
-    col('CreatedUser'),
-    col('TenantRegistryId'),
-    col('Failed'),
-    col('AuthenticationTypeId'),
-    lookupOf('authenticationType', 'AuthenticationTypeId', AUTHENTICATION_TYPE_NAMES),
-    col('FailureTypeId'),
-    lookupOf('failureReason', 'FailureTypeId', FAILURE_TYPE_NAMES),
-    col('FailureMessage'),
-    col('RemoteIp'),
-    col('LocalIp'),
-    col('UserAgent'),
-  ],
+  columns: servedColumns(AUDIT_COLUMNS.UserLogin, {
+    omit: ['UserRegistryId'],
+    // Contract 9's rows list failed before the scheme; its canonical form after it.
+    before: { Failed: 'AuthenticationTypeId' },
+    then: {
+      AuthenticationTypeId: [lookupOf('authenticationType', 'AuthenticationTypeId', AUTHENTICATION_TYPE_NAMES)],
+      FailureTypeId: [lookupOf('failureReason', 'FailureTypeId', FAILURE_TYPE_NAMES)],
+    },
+  }),
   filters: [
     { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: failed attempts only; false: successful ones only.' },
     {
@@ -52,27 +51,21 @@ export const USER_LOGIN_TABLE: ReadTable = {
   access: TENANT_SCOPED,
 };
 
-/** GET /api/UserLogout (contract 9): one row per session cut. */
+/**
+ * GET /api/UserLogout (contract 9): one row per session cut, built like USER_LOGIN_TABLE from the one
+ * list of UserLogout's columns; the session's length in seconds follows its start.
+ */
 export const USER_LOGOUT_TABLE: ReadTable = {
   table: 'UserLogout',
   dateColumn: 'CreatedDate',
-  columns: [
-    col('Id'),
-    col('CreatedDate', 'date'),
-    col('CreatedUser'),
-    col('TenantRegistryId'),
-    col('ReasonId'),
-    lookupOf('reason', 'ReasonId', LOGOUT_REASON_NAMES),
-    col('OutcomeId'),
-    lookupOf('outcome', 'OutcomeId', LOGOUT_OUTCOME_NAMES),
-    col('RemoteIp'),
-    col('LocalIp'),
-    col('UserAgent'),
-    col('SessionStartDate', 'date'),
-    { name: 'sessionSeconds', sql: `floor(extract(epoch FROM (t."CreatedDate" - t."SessionStartDate")))::bigint` },
-    col('CutByUser'),
-    col('Message'),
-  ],
+  columns: servedColumns(AUDIT_COLUMNS.UserLogout, {
+    omit: ['UserRegistryId'],
+    then: {
+      ReasonId: [lookupOf('reason', 'ReasonId', LOGOUT_REASON_NAMES)],
+      OutcomeId: [lookupOf('outcome', 'OutcomeId', LOGOUT_OUTCOME_NAMES)],
+      SessionStartDate: [{ name: 'sessionSeconds', sql: `floor(extract(epoch FROM (t."CreatedDate" - t."SessionStartDate")))::bigint` }],
+    },
+  }),
   filters: [
     {
       param: 'reasonId',

@@ -3,34 +3,32 @@ import { EntityManager } from 'typeorm';
 import { Clock } from '../common/clock';
 import { BacklogFlags, DurableBacklog } from '../common/durable-backlog';
 import { field, spoolPath } from '../common/json-lines-spool';
-import { RequestContext } from '../common/request-context';
+import { RequestContext, requestColumns } from '../common/request-context';
+import { boundTexts } from '../common/text';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { UserRegistryRepository } from '../users/user-registry.repository';
-import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from './audit.types';
-import { UserLoginRepository } from './user-login.repository';
-import { boundLogoutTexts, NewUserLogout, UserLogoutRepository } from './user-logout.repository';
+import { AUDIT_COLUMNS, CanonicalColumnName, ColumnKind } from '../audit-log/canonical';
+import { NewUserLogin, UserLoginRepository } from './user-login.repository';
+import { NewUserLogout, USER_LOGOUT_TEXT_BOUNDS, UserLogoutRepository } from './user-logout.repository';
 import { messageOf } from '../common/errors';
 
-export interface UserLoginEntry {
-  createdUser: string | null;
-  userRegistryId: number | null;
-  tenantRegistryId: number | null;
-  authenticationTypeId: AuthenticationTypeId;
-  failureTypeId: FailureTypeId | null;
+/**
+ * A UserLogin row as the sign-in gives it: the entity's columns (user-login.repository.ts) less those
+ * the writer fills: the instant, and the request's addresses and agent from its context.
+ */
+export type UserLoginEntry = Omit<NewUserLogin, 'createdDate' | 'failureMessage' | keyof RequestContext> & {
   /** Only for FailureTypeId 7-10 (service.md 2.3); ignored otherwise. */
   failureMessage?: string | null;
   context: RequestContext;
-}
+};
 
-export interface UserLogoutEntry {
-  createdUser: string | null;
-  userRegistryId: number | null;
-  tenantRegistryId: number | null;
-  reasonId: LogoutReasonId;
-  outcomeId: LogoutOutcomeId;
+/**
+ * A UserLogout row as its callers give it: the entity's columns (user-logout.repository.ts) less the
+ * request's addresses and agent, which come from its context (null: none, as for a purge).
+ */
+export type UserLogoutEntry = Omit<NewUserLogout, 'id' | 'createdDate' | 'cutByUser' | 'message' | keyof RequestContext> & {
   context: RequestContext | null;
-  sessionStartDate: Date | null;
   cutByUser?: string | null;
   message?: string | null;
   /** When it happened; default now. A row kept through an outage is written with its own instant. */
@@ -40,7 +38,7 @@ export interface UserLogoutEntry {
    * CreatedDate its identity, kept by every copy of it (LogoutIdentity).
    */
   id?: string | null;
-}
+};
 
 /**
  * Who a UserLogout row is: (Id, CreatedDate), the table's primary key, given before the first attempt
@@ -229,20 +227,14 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
   }
 
   /** Writes a UserLogin row; inside `tx` when the sign-in writes it in its own transaction. */
-  async login(entry: UserLoginEntry, tx?: EntityManager): Promise<void> {
+  async login({ context, failureMessage, ...columns }: UserLoginEntry, tx?: EntityManager): Promise<void> {
     await this.logins.insert(
       {
+        ...columns,
         createdDate: this.clock.now(),
-        createdUser: entry.createdUser,
-        userRegistryId: entry.userRegistryId,
-        tenantRegistryId: entry.tenantRegistryId,
-        authenticationTypeId: entry.authenticationTypeId,
-        failureTypeId: entry.failureTypeId,
         // Only a provider's failure (7-10) carries its message (service.md 2.3).
-        failureMessage: entry.failureTypeId !== null && PROVIDER_FAILURES.has(entry.failureTypeId) ? (entry.failureMessage ?? null) : null,
-        remoteIp: entry.context.remoteIp,
-        localIp: entry.context.localIp,
-        userAgent: entry.context.userAgent,
+        failureMessage: columns.failureTypeId !== null && PROVIDER_FAILURES.has(columns.failureTypeId) ? (failureMessage ?? null) : null,
+        ...requestColumns(context),
       },
       tx,
     );
@@ -300,44 +292,45 @@ export class AuditWriter implements OnApplicationBootstrap, OnApplicationShutdow
     await this.logouts.insert(rows.filter((row) => !written.has(row)));
   }
 
+  /** The row of an entry: each of its own columns (LOGOUT_LINE), absent ones null, and its request's. */
   private logoutRow(entry: UserLogoutEntry & LogoutIdentity): NewUserLogout {
-    return {
-      id: entry.id!,
-      createdDate: entry.createdDate,
-      createdUser: entry.createdUser,
-      userRegistryId: entry.userRegistryId,
-      tenantRegistryId: entry.tenantRegistryId,
-      reasonId: entry.reasonId,
-      outcomeId: entry.outcomeId,
-      remoteIp: entry.context?.remoteIp ?? null,
-      localIp: entry.context?.localIp ?? null,
-      userAgent: entry.context?.userAgent ?? null,
-      sessionStartDate: entry.sessionStartDate,
-      cutByUser: entry.cutByUser ?? null,
-      message: entry.message ?? null,
-    };
+    const row: Record<string, unknown> = {};
+    for (const { key } of LOGOUT_LINE) row[key] = entry[key] ?? null;
+    return { ...(row as Omit<NewUserLogout, keyof RequestContext>), id: entry.id!, ...requestColumns(entry.context) };
   }
 }
 
-/**
- * How each field of a spooled UserLogout line reads back (a value of the wrong type reads as null):
- * typed over the row, so a new UserLogoutEntry field does not compile until it is listed here, and
- * the line, its bounding and its parser follow from this list. `required` fields make a line without
- * them no row (a torn or foreign line).
- */
-const LOGOUT_LINE: { [K in keyof Omit<SpooledLogout, 'context'>]-?: { read: (value: unknown) => SpooledLogout[K] | null; required?: true } } = {
-  createdDate: { read: field.date, required: true },
-  // Absent from a line spooled by an older build (such a row is checked against the table before it is written).
-  id: { read: field.bigint },
-  createdUser: { read: field.text },
-  userRegistryId: { read: field.id },
-  tenantRegistryId: { read: field.id },
-  reasonId: { read: (value) => field.id(value) as LogoutReasonId | null, required: true },
-  outcomeId: { read: (value) => field.id(value) as LogoutOutcomeId | null, required: true },
-  sessionStartDate: { read: field.date },
-  cutByUser: { read: field.text },
-  message: { read: field.text },
+/** The UserLogout columns an entry carries itself: all but the request's, which travel in its context. */
+type LogoutField = Exclude<Uncapitalize<CanonicalColumnName<'UserLogout'>>, keyof RequestContext>;
+
+/** How a spooled value of each canonical kind reads back (a value of the wrong type reads as null). */
+const READ_KIND: Record<ColumnKind, (value: unknown) => unknown> = {
+  id: field.bigint,
+  date: field.date,
+  int: field.id,
+  text: field.text,
+  bool: (value) => (typeof value === 'boolean' ? value : null),
 };
+
+/**
+ * Fields a line must have to be a row (a torn or foreign line has not): the table's NOT NULL columns
+ * but the Id, absent from a line spooled by an older build (such a row is checked against the table
+ * before it is written).
+ */
+const LOGOUT_LINE_REQUIRED: readonly LogoutField[] = ['createdDate', 'reasonId', 'outcomeId'];
+
+/**
+ * Each field of a spooled UserLogout line (the entry's own columns, in the canonical list's order)
+ * and how it reads back, by its kind there: the line, the row written from it, its bounding and its
+ * parser follow from that list, so a new column is kept through an outage without a change here.
+ */
+const LOGOUT_LINE: ReadonlyArray<{ key: LogoutField; read: (value: unknown) => unknown; required: boolean }> = AUDIT_COLUMNS.UserLogout.flatMap(
+  ({ name, kind }) => {
+    const key = (name.charAt(0).toLowerCase() + name.slice(1)) as Uncapitalize<typeof name>;
+    if (key in requestColumns(null)) return [];
+    return [{ key: key as LogoutField, read: READ_KIND[kind], required: LOGOUT_LINE_REQUIRED.includes(key as LogoutField) }];
+  },
+);
 const CONTEXT_LINE: { [K in keyof RequestContext]-?: (value: unknown) => RequestContext[K] } = {
   remoteIp: field.text,
   localIp: field.text,
@@ -351,21 +344,21 @@ const CONTEXT_LINE: { [K in keyof RequestContext]-?: (value: unknown) => Request
  */
 function spooled(row: KeptLogout): SpooledLogout {
   const line: Record<string, unknown> = {};
-  for (const key of Object.keys(LOGOUT_LINE) as (keyof typeof LOGOUT_LINE)[]) line[key] = row[key] ?? null;
-  line.context = row.context && boundLogoutTexts(pick(row.context));
-  return boundLogoutTexts(line) as unknown as SpooledLogout;
+  for (const { key } of LOGOUT_LINE) line[key] = row[key] ?? null;
+  line.context = row.context && boundTexts(pick(row.context), USER_LOGOUT_TEXT_BOUNDS);
+  return boundTexts(line, USER_LOGOUT_TEXT_BOUNDS) as unknown as SpooledLogout;
 }
 
 /** One spooled line back into a row (its texts bounded again), or null when it is not one (a torn or foreign line). */
 function parseSpooledLogout(raw: Record<string, unknown>): SpooledLogout | null {
   const row: Record<string, unknown> = {};
-  for (const [key, { read, required }] of Object.entries(LOGOUT_LINE) as [string, { read: (value: unknown) => unknown; required?: true }][]) {
+  for (const { key, read, required } of LOGOUT_LINE) {
     row[key] = read(raw[key]);
     if (required && row[key] === null) return null;
   }
   const context = typeof raw.context === 'object' && raw.context !== null ? (raw.context as Record<string, unknown>) : null;
-  row.context = context && boundLogoutTexts(pick(context));
-  return boundLogoutTexts(row) as unknown as SpooledLogout;
+  row.context = context && boundTexts(pick(context), USER_LOGOUT_TEXT_BOUNDS);
+  return boundTexts(row, USER_LOGOUT_TEXT_BOUNDS) as unknown as SpooledLogout;
 }
 
 /** The fields of CONTEXT_LINE of `context`, each read as its reader says. */

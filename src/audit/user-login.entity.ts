@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { AuthenticationTypeId, FailureTypeId } from './audit.types';
 
 /**
  * One sign-in attempt (contract 9), written before the answer. No foreign keys: the trail outlives
@@ -18,9 +19,9 @@ export class UserLogin {
   @Column({ name: 'CreatedUser', type: 'varchar', length: 256, nullable: true }) createdUser!: string | null;
   @Column({ name: 'UserRegistryId', type: 'integer', nullable: true }) userRegistryId!: number | null;
   @Column({ name: 'TenantRegistryId', type: 'integer', nullable: true }) tenantRegistryId!: number | null;
-  @Column({ name: 'AuthenticationTypeId', type: 'smallint', default: 1 }) authenticationTypeId!: number;
+  @Column({ name: 'AuthenticationTypeId', type: 'smallint', default: 1 }) authenticationTypeId!: AuthenticationTypeId;
   @Column({ name: 'Failed', type: 'boolean', default: false }) failed!: boolean;
-  @Column({ name: 'FailureTypeId', type: 'smallint', nullable: true }) failureTypeId!: number | null;
+  @Column({ name: 'FailureTypeId', type: 'smallint', nullable: true }) failureTypeId!: FailureTypeId | null;
   @Column({ name: 'FailureMessage', type: 'varchar', length: 2048, nullable: true }) failureMessage!: string | null;
   @Column({ name: 'RemoteIp', type: 'varchar', length: 64, nullable: true }) remoteIp!: string | null;
   @Column({ name: 'LocalIp', type: 'varchar', length: 64, nullable: true }) localIp!: string | null;

@@ -1,22 +1,19 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
-import { BOUNDS, boundText } from '../common/text';
+import { boundTexts } from '../common/text';
+import { textBoundsOf } from '../database/text-bounds';
 import { UserLogin } from './user-login.entity';
 
-/** One sign-in attempt as written (contract 9); the texts are bounded and stripped here. */
-export interface NewUserLogin {
-  createdDate: Date;
-  createdUser: string | null;
-  userRegistryId: number | null;
-  tenantRegistryId: number | null;
-  authenticationTypeId: number;
-  failureTypeId: number | null;
-  failureMessage: string | null;
-  remoteIp: string | null;
-  localIp: string | null;
-  userAgent: string | null;
-}
+/**
+ * One sign-in attempt as written (contract 9): the entity's columns less the generated Id, Failed
+ * (which follows from FailureTypeId) and the trigger-kept SearchText, so a new column is declared
+ * once, on the entity. The texts are bounded and stripped here.
+ */
+export type NewUserLogin = Omit<UserLogin, 'id' | 'failed' | 'searchText'>;
+
+/** The bound of every caller text of a UserLogin row: its column's length. */
+export const USER_LOGIN_TEXT_BOUNDS = textBoundsOf(UserLogin);
 
 /**
  * Every statement that writes UserLogin. The trail is never updated or deleted by the service; it is
@@ -32,19 +29,7 @@ export class UserLoginRepository {
     await (tx?.getRepository(UserLogin) ?? this.repository)
       .createQueryBuilder()
       .insert()
-      .values({
-        createdDate: row.createdDate,
-        createdUser: boundText(row.createdUser, BOUNDS.name),
-        userRegistryId: row.userRegistryId,
-        tenantRegistryId: row.tenantRegistryId,
-        authenticationTypeId: row.authenticationTypeId,
-        failed: row.failureTypeId !== null,
-        failureTypeId: row.failureTypeId,
-        failureMessage: boundText(row.failureMessage, BOUNDS.failureMessage),
-        remoteIp: boundText(row.remoteIp, BOUNDS.ip),
-        localIp: boundText(row.localIp, BOUNDS.ip),
-        userAgent: boundText(row.userAgent, BOUNDS.userAgent),
-      })
+      .values({ ...boundTexts(row, USER_LOGIN_TEXT_BOUNDS), failed: row.failureTypeId !== null })
       // Nothing to read back: no RETURNING of the generated Id and defaults.
       .updateEntity(false)
       .execute();

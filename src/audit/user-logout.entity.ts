@@ -1,4 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn, PrimaryGeneratedColumn } from 'typeorm';
+import { LogoutOutcomeId, LogoutReasonId } from './audit.types';
 
 /**
  * One session cut (contract 9), written before the answer. No foreign keys: the trail outlives the
@@ -18,8 +19,8 @@ export class UserLogout {
   @Column({ name: 'CreatedUser', type: 'varchar', length: 256, nullable: true }) createdUser!: string | null;
   @Column({ name: 'UserRegistryId', type: 'integer', nullable: true }) userRegistryId!: number | null;
   @Column({ name: 'TenantRegistryId', type: 'integer', nullable: true }) tenantRegistryId!: number | null;
-  @Column({ name: 'ReasonId', type: 'smallint', default: 1 }) reasonId!: number;
-  @Column({ name: 'OutcomeId', type: 'smallint', default: 1 }) outcomeId!: number;
+  @Column({ name: 'ReasonId', type: 'smallint', default: 1 }) reasonId!: LogoutReasonId;
+  @Column({ name: 'OutcomeId', type: 'smallint', default: 1 }) outcomeId!: LogoutOutcomeId;
   @Column({ name: 'RemoteIp', type: 'varchar', length: 64, nullable: true }) remoteIp!: string | null;
   @Column({ name: 'LocalIp', type: 'varchar', length: 64, nullable: true }) localIp!: string | null;
   @Column({ name: 'UserAgent', type: 'varchar', length: 512, nullable: true }) userAgent!: string | null;

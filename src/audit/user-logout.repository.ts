@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, In, Repository } from 'typeorm';
-import { BOUNDS, boundText } from '../common/text';
+import { boundText, boundTexts } from '../common/text';
+import { textBoundsOf } from '../database/text-bounds';
 import { UserLogout } from './user-logout.entity';
 
 /**
@@ -12,22 +13,8 @@ import { UserLogout } from './user-logout.entity';
  */
 export type NewUserLogout = Omit<UserLogout, 'searchText'>;
 
-/** The bound of every caller text of a UserLogout row: the table's, the spool's (audit.writer.ts). */
-export const USER_LOGOUT_TEXT_BOUNDS = {
-  createdUser: BOUNDS.name,
-  remoteIp: BOUNDS.ip,
-  localIp: BOUNDS.ip,
-  userAgent: BOUNDS.userAgent,
-  cutByUser: BOUNDS.name,
-  message: BOUNDS.message,
-} as const satisfies Partial<Record<keyof NewUserLogout, number>>;
-
-/** `row` with each of its texts listed in USER_LOGOUT_TEXT_BOUNDS stripped and bounded. */
-export function boundLogoutTexts<R extends Partial<Record<keyof typeof USER_LOGOUT_TEXT_BOUNDS, string | null>>>(row: R): R {
-  const bounded: Record<string, unknown> = { ...row };
-  for (const [key, max] of Object.entries(USER_LOGOUT_TEXT_BOUNDS)) if (key in row) bounded[key] = boundText(bounded[key], max);
-  return bounded as R;
-}
+/** The bound of every caller text of a UserLogout row (its column's length): the table's, the spool's (audit.writer.ts). */
+export const USER_LOGOUT_TEXT_BOUNDS = textBoundsOf(UserLogout);
 
 /**
  * Every statement that writes UserLogout. The trail is never updated or deleted by the service; it is
@@ -64,7 +51,7 @@ export class UserLogoutRepository {
     await (tx?.getRepository(UserLogout) ?? this.repository)
       .createQueryBuilder()
       .insert()
-      .values(rows.map(boundLogoutTexts))
+      .values(rows.map((row) => boundTexts(row, USER_LOGOUT_TEXT_BOUNDS)))
       .orIgnore()
       // Nothing to read back: no RETURNING of defaults.
       .updateEntity(false)
@@ -86,6 +73,6 @@ export class UserLogoutRepository {
     const key = (createdDate: Date, createdUser: string | null, reasonId: number, outcomeId: number) =>
       JSON.stringify([createdDate.getTime(), createdUser, reasonId, outcomeId]);
     const written = new Set(found.map((row) => key(row.createdDate, row.createdUser, row.reasonId, row.outcomeId)));
-    return new Set(rows.filter((row) => written.has(key(row.createdDate, boundText(row.createdUser, BOUNDS.name), row.reasonId, row.outcomeId))));
+    return new Set(rows.filter((row) => written.has(key(row.createdDate, boundText(row.createdUser, USER_LOGOUT_TEXT_BOUNDS.createdUser!), row.reasonId, row.outcomeId))));
   }
 }

@@ -9,6 +9,14 @@ export interface RequestContext {
 }
 
 /**
+ * The columns a request gives an audit row (contract 9, 18), named as the rows name them: its
+ * addresses and agent, each null when there is no request (a purge) or the request did not say.
+ */
+export function requestColumns(context: RequestContext | null): RequestContext {
+  return { remoteIp: context?.remoteIp ?? null, localIp: context?.localIp ?? null, userAgent: context?.userAgent ?? null };
+}
+
+/**
  * One address as a canonical text, or null when it is none: a port a proxy may have appended
  * (`198.51.100.7:4711`, `[2001:db8::7]:443`) is dropped, an IPv4-mapped IPv6 address is written as the
  * IPv4 address it maps, IPv6 in lower case. Anything else (a name, garbage, an empty entry) is null.

@@ -23,6 +23,16 @@ export function boundText(value: unknown, max: number): string | null {
   return points.length > max ? points.slice(0, max).join('') : text;
 }
 
+/**
+ * `row` with each text `bounds` names (by property) stripped and bounded by boundText; the other
+ * members as they are, an absent one still absent.
+ */
+export function boundTexts<R extends object>(row: R, bounds: { readonly [key: string]: number | undefined }): R {
+  const bounded: Record<string, unknown> = { ...(row as Record<string, unknown>) };
+  for (const [key, max] of Object.entries(bounds)) if (key in row && max !== undefined) bounded[key] = boundText(bounded[key], max);
+  return bounded as R;
+}
+
 /** Column bounds of the audit tables (contract 9). */
 export const BOUNDS = {
   name: 256,

@@ -121,3 +121,34 @@ export interface SeriesDescription {
   invocations?: { count: string; totalMicroseconds: string };
   rollup?: RollupDescription;
 }
+
+/**
+ * How a read serves a table whose columns are listed elsewhere once (an audit table's canonical
+ * list, audit-log/canonical.ts): by default every column, in the list's order, in camelCase.
+ */
+export interface ServedShape<Name extends string> {
+  /** Columns the rows leave out. */
+  omit?: readonly Name[];
+  /** A column served as its own member instead (AdminChange's Changes as JSON). */
+  replace?: { readonly [N in Name]?: ReadColumn };
+  /** Members served right after a column: a code's name, a measure computed from it. */
+  then?: { readonly [N in Name]?: readonly ReadColumn[] };
+  /** A column served just before another rather than in its listed place (the contract's JSON order). */
+  before?: { readonly [N in Name]?: Name };
+}
+
+/** The read's columns from a table's column list and its shape (dates as dates, everything else as values). */
+export function servedColumns<Name extends string>(columns: ReadonlyArray<{ name: Name; kind: string }>, shape: ServedShape<Name> = {}): ReadColumn[] {
+  const omitted = new Set<string>(shape.omit ?? []);
+  const moved = new Map<Name, Name[]>();
+  for (const [name, next] of Object.entries(shape.before ?? {}) as [Name, Name][]) moved.set(next, [...(moved.get(next) ?? []), name]);
+  const byName = new Map(columns.map((column) => [column.name, column]));
+  const served = (name: Name): ReadColumn[] => {
+    const column = byName.get(name)!;
+    return [shape.replace?.[name] ?? col(name, column.kind === 'date' ? 'date' : 'value'), ...(shape.then?.[name] ?? [])];
+  };
+  return columns.flatMap(({ name }) => {
+    if (omitted.has(name) || (shape.before && name in shape.before)) return [];
+    return [...(moved.get(name) ?? []).flatMap(served), ...served(name)];
+  });
+}

@@ -38,8 +38,14 @@ export const PARTITIONED_TABLES: readonly PartitionedTable[] = [
   ].map((table) => ({ table, period: 'day' as const, kind: 'telemetry' as const })),
 ];
 
-export const TELEMETRY_TABLES = PARTITIONED_TABLES.filter((t) => t.kind === 'telemetry');
-export const AUDIT_TABLES = PARTITIONED_TABLES.filter((t) => t.kind === 'audit');
+/**
+ * The partitioned tables of each kind. PARTITIONED_AUDIT_TABLES are the audit trails retention drops by
+ * month; the tables the log seals are another list, SEALED_TABLES (audit-log/canonical.ts), which adds
+ * AuditRetentionRun (never partitioned). PARTITIONED_TELEMETRY_TABLES are the names as the migrations
+ * made them, not the descriptions (telemetry/telemetry.tables.ts TELEMETRY_TABLES).
+ */
+export const PARTITIONED_TELEMETRY_TABLES = PARTITIONED_TABLES.filter((t) => t.kind === 'telemetry');
+export const PARTITIONED_AUDIT_TABLES = PARTITIONED_TABLES.filter((t) => t.kind === 'audit');
 
 /** Periods created ahead of the current one (contract 16: at least the next two). */
 export const PERIODS_AHEAD = 2;

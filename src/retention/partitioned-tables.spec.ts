@@ -1,4 +1,4 @@
-import { AUDIT_TABLES, PARTITIONED_TABLES } from './partition-plan';
+import { PARTITIONED_AUDIT_TABLES, PARTITIONED_TABLES } from './partition-plan';
 import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
 import { RETAINED_TABLES } from './partitioned-tables';
 
@@ -10,6 +10,6 @@ describe('the tables retention keeps', () => {
   it('are the audit trails and every described telemetry table, each once', () => {
     const names = RETAINED_TABLES.map((t) => t.table);
     expect(new Set(names).size).toBe(names.length);
-    expect(names).toEqual([...AUDIT_TABLES.map((t) => t.table), ...TELEMETRY_TABLES.map((t) => t.read.table)]);
+    expect(names).toEqual([...PARTITIONED_AUDIT_TABLES.map((t) => t.table), ...TELEMETRY_TABLES.map((t) => t.read.table)]);
   });
 });

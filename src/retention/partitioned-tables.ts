@@ -1,5 +1,5 @@
 import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';
-import { AUDIT_TABLES, PartitionedTable } from './partition-plan';
+import { PARTITIONED_AUDIT_TABLES, PartitionedTable } from './partition-plan';
 
 /**
  * Every table retention keeps in partitions (contract 16): the audit trails by month, and each
@@ -7,6 +7,6 @@ import { AUDIT_TABLES, PartitionedTable } from './partition-plan';
  * table is kept and dropped like the others from its description alone.
  */
 export const RETAINED_TABLES: readonly PartitionedTable[] = [
-  ...AUDIT_TABLES,
+  ...PARTITIONED_AUDIT_TABLES,
   ...TELEMETRY_TABLES.map(({ read, retention }) => ({ table: read.table, period: retention, kind: 'telemetry' as const })),
 ];

@@ -67,7 +67,7 @@ export async function createKey(
 }
 
 /** A request carrying only the given headers (no cookies, no Sec-Fetch-Site). */
-export async function call(url: string, method: string, headers: Record<string, string> = {}, body?: unknown) {
+export async function requestWithoutCookies(url: string, method: string, headers: Record<string, string> = {}, body?: unknown) {
   const res = await fetch(url, {
     method,
     headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
@@ -83,5 +83,5 @@ export async function call(url: string, method: string, headers: Record<string, 
   return { status: res.status, headers: res.headers, text, json, setCookies: res.headers.getSetCookie() };
 }
 
-export const session = (t: TestApp, apiKey: string, extra: Record<string, string> = {}) =>
-  call(`${t.url}/api/Authentication/Session`, 'GET', { 'x-api-key': apiKey, ...extra });
+export const sessionWithApiKey = (t: TestApp, apiKey: string, extra: Record<string, string> = {}) =>
+  requestWithoutCookies(`${t.url}/api/Authentication/Session`, 'GET', { 'x-api-key': apiKey, ...extra });

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { LEAF_DATE_COLUMN, canonicalRow, leafRecord, sha256, type AuditRowText, type AuditTableName } from '../../src/audit-log/canonical';
+import { LEAF_DATE_COLUMN, canonicalRow, leafRecord, sha256, type AuditRowText, type SealedTableName } from '../../src/audit-log/canonical';
 import { CompactRange, consistencyProof, inclusionProof, leafHash, rootOf, type PerfectSubtree } from '../../src/audit-log/merkle';
 import { rawPublicKey, signCheckpoint, verifierKey } from '../../src/audit-log/note';
 import type { LeafView } from '../../src/audit-log/audit-log.service';
@@ -30,7 +30,7 @@ export class FakeAuditLog {
   /** Perfect-subtree hashes as stored at sealing time: `${level}/${index}`. */
   readonly stored = new Map<string, Buffer>();
   private readonly range = new CompactRange(0, []);
-  private pending: Array<{ table: AuditTableName; row: AuditRowText }> = [];
+  private pending: Array<{ table: SealedTableName; row: AuditRowText }> = [];
   private nextId = 1;
   private server: Server | null = null;
   url = '';
@@ -63,7 +63,7 @@ export class FakeAuditLog {
   }
 
   /** A retention run row (contract 16), written but not sealed yet; its rows are removed by `removeRows`. */
-  retentionRun(tableName: AuditTableName, cutoff: string, runDate: string): string {
+  retentionRun(tableName: SealedTableName, cutoff: string, runDate: string): string {
     const id = String(this.nextId++);
     const row = { Id: id, RunDate: runDate, TableName: tableName, PartitionName: `${tableName}_p`, Cutoff: cutoff, RowCount: '0' };
     this.runs.push({ id, runDate, tableName, partitionName: row.PartitionName, cutoff, rowCount: 0 });

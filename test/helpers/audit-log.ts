@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, sealableSql } from '../../src/audit-log/audited-rows.repository';
-import type { AuditTableName } from '../../src/audit-log/canonical';
+import type { SealedTableName } from '../../src/audit-log/canonical';
 import type { TestDatabase } from './database';
 
 /**
@@ -36,7 +36,7 @@ export async function emptyAuditTrailsAsSuperuser(db: TestDatabase): Promise<voi
  * The canonical form of rows of `table` as PostgreSQL writes it (the sealer's canonicalSql) and
  * whether the sealer's sealableSql accepts them, by Id: what a test holds to canonicalRow.
  */
-export async function canonicalInDatabase(db: DataSource, table: AuditTableName, ids: string[]): Promise<{ id: string; canonical: Buffer; sealable: boolean }[]> {
+export async function canonicalInDatabase(db: DataSource, table: SealedTableName, ids: string[]): Promise<{ id: string; canonical: Buffer; sealable: boolean }[]> {
   if (ids.length === 0) return [];
   return (await db.query(
     `SELECT t."Id"::text AS "id", convert_to(${canonicalSql(table, 't')}, 'UTF8') AS "canonical", ${sealableSql(table, 't', '$2')} AS "sealable"

@@ -24,4 +24,4 @@ export function auditReferenceVectors(): AuditReferenceVectors {
   return JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'audit-reference', 'vectors.json'), 'utf8')) as AuditReferenceVectors;
 }
 
-export const b64 = (text: string): Buffer => Buffer.from(text, 'base64');
+export const fromBase64 = (text: string): Buffer => Buffer.from(text, 'base64');

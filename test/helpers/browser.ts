@@ -28,10 +28,10 @@ export async function launchBrowser(): Promise<Browser> {
 }
 
 /**
- * A fresh browser session (its own cookies) with a desktop-sized window, in UTC unless `timezoneId`
+ * A fresh browser context (its own cookies) and page with a desktop-sized window, in UTC unless `timezoneId`
  * names another zone (Chromium then runs the page's clock there, as a browser in that city would).
  */
-export async function newSession(
+export async function openBrowserPage(
   browser: Browser,
   options: { acceptDownloads?: boolean; timezoneId?: string; userAgent?: string; viewport?: { width: number; height: number } } = {},
 ): Promise<{ context: BrowserContext; page: Page }> {

@@ -17,7 +17,7 @@ export async function emptyCaptureTables(t: TestApp): Promise<void> {
  * The nine telemetry tables of contract 10, each with its grid read and its series, written here from
  * the contract rather than imported from src so that a table the server drops makes a test fail.
  */
-export const TELEMETRY_TABLES = [
+export const CONTRACT_TELEMETRY_TABLES = [
   'ArchiverStagePerformanceCounter',
   'ArchiverWarning',
   'CaseCreationStagePerformanceCounter',

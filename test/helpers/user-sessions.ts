@@ -1,5 +1,6 @@
 import * as jwt from 'jsonwebtoken';
 import { TestApp } from './app';
+import { AuthenticationTypeId } from '../../src/audit/audit.types';
 
 /** The UserSession row a token names by its `sid` (contract 14), or undefined. */
 export async function sessionRowOf(t: TestApp, token: string): Promise<Record<string, unknown> | undefined> {
@@ -17,7 +18,7 @@ export function sessionRowsOf(t: TestApp, userRegistryId: number): Promise<Recor
 /** What a fresh session row of `user` signed in by scheme `authenticationTypeId` holds. */
 export function openSessionOf(
   user: { id: number; tenantRegistryId: number },
-  authenticationTypeId: number,
+  authenticationTypeId: AuthenticationTypeId,
   start: number,
 ): Record<string, unknown> {
   return {

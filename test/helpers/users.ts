@@ -1,5 +1,6 @@
 import { Browser } from './http';
 import { TestApp } from './app';
+import { Permission } from '../../src/access/permissions';
 
 export const ADMIN_PASSWORD = 'Adm1nistrator!Strong';
 
@@ -34,7 +35,7 @@ export async function signInAdministrator(t: Pick<TestApp, 'url'>): Promise<{ br
  * in: the caller a landlord-only route must refuse with 403.
  */
 export async function signInTenantAdministrator(t: TestApp, name: string, password: string): Promise<Browser> {
-  await insertUser(t, { name, password, tenantName: 'Tenant A', permissions: [34, 35] });
+  await insertUser(t, { name, password, tenantName: 'Tenant A', permissions: [Permission.ReadWriteSecurityRole, Permission.ReadWriteSecurityUser] });
   const browser = new Browser(t.url);
   const res = await browser.post('/api/Authentication/ByUserNamePassword', { userName: name, password });
   if (res.status !== 200) throw new Error(`tenant administrator sign-in failed: ${res.status} ${res.text}`);

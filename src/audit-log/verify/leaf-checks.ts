@@ -1,11 +1,11 @@
-import { CANONICAL_TIMESTAMP, canonicalIdentity, isAuditTable, leafRecord, sha256, type AuditTableName } from '../canonical';
+import { CANONICAL_TIMESTAMP, canonicalIdentity, isSealedTable, leafRecord, sha256, type SealedTableName } from '../canonical';
 import { leafHash } from '../merkle';
 import type { ServedLeaf } from './client';
 
 /** A leaf as the verifier knows it once its record is rebuilt and its hash recomputed. */
 export interface CheckedLeaf {
   index: number;
-  table: AuditTableName;
+  table: SealedTableName;
   rowId: string;
   rowCreatedDate: string;
   leafHash: Buffer;
@@ -37,7 +37,7 @@ export function checkLeaf(served: ServedLeaf, expectedIndex: number): LeafCheck 
       ? { ok: false, problem: `leaf ${expectedIndex}: missing, the log jumps to leaf ${served.leafIndex} (a leaf was deleted)` }
       : { ok: false, problem: `leaf ${expectedIndex}: the service answered leaf ${served.leafIndex} in its place (leaves duplicated or reordered)` };
   }
-  if (!isAuditTable(served.table)) return { ok: false, problem: `${name}: not an audit table (leaf changed)` };
+  if (!isSealedTable(served.table)) return { ok: false, problem: `${name}: not an audit table (leaf changed)` };
   if (!/^(0|[1-9]\d*)$/.test(served.rowId)) return { ok: false, problem: `${name}: the row id is not a decimal number (leaf changed)` };
   if (!CANONICAL_TIMESTAMP.test(served.rowCreatedDate)) {
     return { ok: false, problem: `${name}: the date ${JSON.stringify(served.rowCreatedDate)} is not a canonical timestamp (leaf changed)` };

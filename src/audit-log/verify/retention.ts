@@ -1,4 +1,4 @@
-import { CANONICAL_TIMESTAMP, LEAF_DATE_COLUMN, leafRecord, parseCanonicalRow, parseLeafRecord, sha256, type AuditTableName } from '../canonical';
+import { CANONICAL_TIMESTAMP, LEAF_DATE_COLUMN, leafRecord, parseCanonicalRow, parseLeafRecord, sha256, type SealedTableName } from '../canonical';
 import { leafHash, verifyInclusion } from '../merkle';
 import type { ServedProof } from './client';
 
@@ -54,7 +54,7 @@ export function provenRun(id: string, proof: ServedProof | null, treeSize: numbe
  */
 export function coveringRun(
   runs: readonly SealedRun[],
-  leaf: { index: number; table: AuditTableName; rowCreatedDate: string },
+  leaf: { index: number; table: SealedTableName; rowCreatedDate: string },
   retentionMs: number | null,
 ): SealedRun | null {
   const date = timestampMicros(leaf.rowCreatedDate);
