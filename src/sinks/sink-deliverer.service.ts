@@ -211,6 +211,8 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         lockChecked = true;
         if (moved) known = moved;
         else ahead = null;
+        // The next batch's read may still run (in PostgreSQL and here): while sign-in waits, it belongs to this batch's time.
+        if (ahead && this.foreground.waiting()) await ahead.leaves;
         await this.yieldToForeground(this.clock.nowMs() - startedMs);
       }
     } finally {
