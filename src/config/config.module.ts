@@ -1,5 +1,6 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { Clock, SystemClock } from '../common/clock';
+import { ForegroundWork } from '../common/foreground-work';
 import { Settings } from './settings';
 
 /** Injection token of the one typed Settings object. */
@@ -11,15 +12,19 @@ export type AppSettings = Settings & { jwtKey: string; apiHmacKey: string; audit
 @Global()
 @Module({})
 export class ConfigModule {
-  /** The settings and the clock every other module receives; tests pass a ManualClock. */
+  /**
+   * The settings, the clock and the foreground-work gauge every other module receives; tests pass a
+   * ManualClock. The gauge is here so that every module sees the one instance (issue 30).
+   */
   static forRoot(settings: AppSettings, clock: Clock = new SystemClock()): DynamicModule {
     return {
       module: ConfigModule,
       providers: [
         { provide: SETTINGS, useValue: settings },
         { provide: Clock, useValue: clock },
+        { provide: ForegroundWork, useValue: new ForegroundWork(clock) },
       ],
-      exports: [SETTINGS, Clock],
+      exports: [SETTINGS, Clock, ForegroundWork],
     };
   }
 }

@@ -5,8 +5,10 @@ import { readFileSync } from 'node:fs';
 import { DataSource, QueryRunner } from 'typeorm';
 import { AuditSigner } from '../audit-log/audit-signer';
 import { Clock } from '../common/clock';
+import { ForegroundWork } from '../common/foreground-work';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { SinkFeed } from './sink-feed';
+import { SINK_YIELD_SLICE_MS, sinkYieldMs } from './sink-pace';
 import { EventSource, SealedLeaf } from './sink-events';
 import { sinkFormatName, sinkTypeName } from './sink-kinds';
 import { SinkSecretBox } from './sink-secret';
@@ -40,7 +42,9 @@ export const SERVICE_VERSION: string = (require('../../package.json') as { versi
  * node takes the sink within a second). The cursor only moves by compare-and-set after the receiver
  * acknowledged, so a replay or a node that lost its lock is seen, never overwritten. Failures retry
  * from 1 s doubling to 5 minutes on the injected clock, nothing skipped; once a batch goes through the
- * backlog flows without waiting. Memory: one batch per sink.
+ * backlog flows without backoff. While sign-in work waits (ForegroundWork), each batch is followed by
+ * a pause nine times as long, so delivery takes about a tenth of the cores sign-in needs (sink-pace.ts).
+ * Memory: one batch per sink.
  */
 @Injectable()
 export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -58,6 +62,7 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
     private readonly signer: AuditSigner,
     private readonly clock: Clock,
     private readonly scheduler: SchedulerRegistry,
+    private readonly foreground: ForegroundWork,
     @Inject(SETTINGS) private readonly settings: AppSettings,
   ) {
     this.box = new SinkSecretBox(settings.apiHmacKey);
@@ -165,6 +170,8 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
           await pause(IDLE_POLL_MS);
           continue;
         }
+        // The batch's elapsed time, from its read to its acknowledgement: what a yield is measured against.
+        const startedMs = this.clock.nowMs();
         if (!lockFresh && !(await this.stillLocked())) return;
         const prefetched: SealedLeaf[] | null = ahead && ahead.from === sink.nextLeafIndex ? await ahead.leaves : null;
         ahead = null;
@@ -204,9 +211,26 @@ export class SinkDeliverer implements OnApplicationBootstrap, OnApplicationShutd
         lockChecked = true;
         if (moved) known = moved;
         else ahead = null;
+        // The next batch's read may still run (in PostgreSQL and here): while sign-in waits, it belongs to this batch's time.
+        if (ahead && this.foreground.waiting()) await ahead.leaves;
+        await this.yieldToForeground(this.clock.nowMs() - startedMs);
       }
     } finally {
       sender?.close();
+    }
+  }
+
+  /**
+   * While sign-in work waits, gives the cores back for nine times the last batch's time (capped),
+   * asking again every slice: the pause ends as soon as nothing waits, or the node stops. Not a
+   * backoff (nothing failed, it never grows); with nothing waiting it returns at once.
+   */
+  private async yieldToForeground(batchMs: number): Promise<void> {
+    let remaining = sinkYieldMs(batchMs, this.foreground.waiting());
+    while (remaining > 0 && !this.stopping && this.foreground.waiting()) {
+      const slice = Math.min(remaining, SINK_YIELD_SLICE_MS);
+      await pause(slice);
+      remaining -= slice;
     }
   }
 

@@ -2,26 +2,36 @@ import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import * as argon2 from 'argon2';
 import { randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
+import { ForegroundWork } from '../common/foreground-work';
 import { AppSettings, SETTINGS } from '../config/config.module';
 
 /**
  * Lets at most `limit` tasks run at once; the rest wait in order. Argon2 is CPU-bound: with one hash
  * per core the event loop's own thread is starved (40 concurrent sign-ins on 2 cores blocked it for
- * 40 ms), so hashing leaves one core to the event loop.
+ * 40 ms), so hashing leaves one core to the event loop. Every task, queued or running, is counted in
+ * `foreground`, which background work (sink delivery) reads to yield the cores (issue 30).
  */
 class Semaphore {
   private running = 0;
   private readonly waiting: Array<() => void> = [];
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly foreground: ForegroundWork,
+  ) {}
 
   async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
-    this.running++;
+    this.foreground.begin();
     try {
-      return await task();
+      if (this.running >= this.limit) await new Promise<void>((resolve) => this.waiting.push(resolve));
+      this.running++;
+      try {
+        return await task();
+      } finally {
+        this.running--;
+        this.waiting.shift()?.();
+      }
     } finally {
-      this.running--;
-      this.waiting.shift()?.();
+      this.foreground.end();
     }
   }
 }
@@ -36,10 +46,11 @@ export class PasswordHasher implements OnModuleInit {
   private readonly options: Parameters<typeof argon2.hash>[1] & { raw?: false };
   /** A real hash of a random value, made at start without holding it up; a verify waits for it. */
   private dummyHash: Promise<string> | null = null;
-  private readonly gate = new Semaphore(Math.max(1, availableParallelism() - 1));
+  private readonly gate: Semaphore;
   private readonly secret: { secret: Buffer } | undefined;
 
-  constructor(@Inject(SETTINGS) settings: AppSettings) {
+  constructor(@Inject(SETTINGS) settings: AppSettings, foreground: ForegroundWork) {
+    this.gate = new Semaphore(Math.max(1, availableParallelism() - 1), foreground);
     this.options = {
       type: argon2.argon2id,
       memoryCost: 19456,
