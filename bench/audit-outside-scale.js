@@ -127,9 +127,12 @@ const quantile = (values, q) => {
 };
 
 async function main() {
-  const name = `admin_bench_outside_${randomBytes(3).toString('hex')}`;
+  // BENCH_REUSE=<name>: measure a database an earlier BENCH_BUILD_ONLY=1 run built (and kept), no build.
+  const reuse = process.env.BENCH_REUSE;
+  if (reuse !== undefined && !/^admin_bench_outside_[0-9a-f]{6}$/.test(reuse)) throw new Error('BENCH_REUSE: a name admin_bench_outside_xxxxxx');
+  const name = reuse ?? `admin_bench_outside_${randomBytes(3).toString('hex')}`;
   const admin = new Pool({ connectionString: SERVER_URL, max: 1 });
-  await admin.query(`CREATE DATABASE ${name}`);
+  if (!reuse) await admin.query(`CREATE DATABASE ${name}`);
   const url = new URL(SERVER_URL);
   url.pathname = `/${name}`;
   const dbUrl = url.toString();
@@ -137,12 +140,18 @@ async function main() {
   try {
     const { DataSource } = require('typeorm');
     const { dataSourceOptions, migrate } = require(join(__dirname, '..', 'dist', 'database', 'data-source.js'));
-    const { OUTSIDE_SQL } = require(join(__dirname, '..', 'dist', 'audit-outside', 'audit-outside.repository.js'));
-    const dataSource = await new DataSource({ ...dataSourceOptions(dbUrl, 1) }).initialize();
-    await migrate(dataSource);
-    await dataSource.destroy();
-    log(`migrated ${name}; building ${ROWS} rows per table`);
-    await build(dbUrl);
+    const { summarySql, OUTSIDE_SLICE_IDS } = require(join(__dirname, '..', 'dist', 'audit-outside', 'audit-outside.repository.js'));
+    if (!reuse) {
+      const dataSource = await new DataSource({ ...dataSourceOptions(dbUrl, 1) }).initialize();
+      await migrate(dataSource);
+      await dataSource.destroy();
+      log(`migrated ${name}; building ${ROWS} rows per table`);
+      await build(dbUrl);
+    }
+    if (process.env.BENCH_BUILD_ONLY === '1') {
+      log(`built ${name} and kept it; measure with BENCH_REUSE=${name}`);
+      return;
+    }
 
     // The hourly job runs at start too: its first run is part of the start, not of the measures below.
     // The sealer stays idle (an hour's interval): the stand-in leaves have no checkpoint it could extend.
@@ -179,8 +188,11 @@ async function main() {
 
     const explainClient = await pool.connect();
     try {
-      const { rows } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${OUTSIDE_SQL}`);
-      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of the check at ${ROWS} rows per table:`);
+      // The check's summary of one range (its first step, and most of its work at any size), UserLogin's first range.
+      const [{ lo }] = (await explainClient.query(`SELECT min("Id")::text AS lo FROM "UserLogin"`)).rows;
+      const hi = (BigInt(lo) + OUTSIDE_SLICE_IDS - 1n).toString();
+      const { rows } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${summarySql('UserLogin')}`, ['UserLogin', lo, hi, '12345']);
+      console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of one summary of the check (UserLogin, Ids ${lo} to ${hi}) at ${ROWS} rows per table:`);
       console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
     } finally {
       explainClient.release();
@@ -205,7 +217,7 @@ async function main() {
     ]);
   } finally {
     await service?.stop();
-    if (process.env.BENCH_KEEP !== '1') {
+    if (process.env.BENCH_KEEP !== '1' && process.env.BENCH_BUILD_ONLY !== '1') {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       log(`dropped ${name}`);
     }
