@@ -191,7 +191,7 @@ async function main() {
       // The check's summary of one range (its first step, and most of its work at any size), UserLogin's first range.
       const [{ lo }] = (await explainClient.query(`SELECT min("Id")::text AS lo FROM "UserLogin"`)).rows;
       const hi = (BigInt(lo) + OUTSIDE_SLICE_IDS - 1n).toString();
-      const { rows } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${summarySql('UserLogin')}`, ['UserLogin', lo, hi, '12345']);
+      const { rows } = await explainClient.query(`EXPLAIN (ANALYZE, BUFFERS) ${summarySql('UserLogin', false)}`, ['UserLogin', lo, hi, '12345', '-1']);
       console.log(`\nEXPLAIN (ANALYZE, BUFFERS) of one summary of the check (UserLogin, Ids ${lo} to ${hi}) at ${ROWS} rows per table:`);
       console.log(rows.map((r) => r['QUERY PLAN']).join('\n'));
     } finally {

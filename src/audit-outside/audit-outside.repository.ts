@@ -55,25 +55,50 @@ function waitingSql(table: AuditTableName): string {
 }
 
 /**
- * Summaries of one Id range [$2, $3] (inclusive) of one sealed table, both sides in one statement (one snapshot,
- * so a row committed meanwhile is on both sides or neither): the rows' count and the sum of a keyed
- * hash of their Ids ($4, a seed drawn afresh for every check), read index-only from the table's
- * primary key (Id, CreatedDate); and the same of what covers them, AuditLeaf's leaves of that table
- * (index-only on its unique (TableName, RowId)) plus waiting entries that have no leaf. Equal
- * summaries: no row of the range is outside the log (docs/decisions/0031-admin-changes.md says why,
- * and what the verifier catches instead). $1 the table's name.
+ * Summaries of one Id range [$2, $3] (inclusive) of one sealed table, both sides in one statement (one
+ * snapshot, so a row committed meanwhile is on both sides or neither): the rows' count and the sum of
+ * a keyed hash of their Ids ($4, a seed drawn at start and held in memory only), read index-only from
+ * the table's primary key (Id, CreatedDate); and the same of what covers them: the table's leaves
+ * with LeafIndex above $5 (all of them with $5 = -1, index-only on AuditLeaf's unique (TableName,
+ * RowId); otherwise only the leaves sealed since the summary kept for the range, by AuditLeaf's
+ * primary key), and the waiting entries that have no leaf yet; and the highest LeafIndex the snapshot
+ * sees. Equal summaries: no row of the range is outside the log (docs/decisions/0031-admin-changes.md
+ * says why, and what the verifier catches instead). $1 the table's name.
  */
-export function summarySql(table: AuditTableName): string {
-  return `SELECT
-      (SELECT count(*)::text || '/' || coalesce(sum(hashint8extended(t."Id", $4::bigint)), 0)::text
-         FROM "${table}" t WHERE t."Id" BETWEEN $2 AND $3) AS "rows",
-      (SELECT count(*)::text || '/' || coalesce(sum(hashint8extended(c."RowId", $4::bigint)), 0)::text
-         FROM (SELECT l."RowId" FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" BETWEEN $2 AND $3
-               UNION ALL
-               SELECT p."RowId" FROM "AuditPending" p
-                WHERE p."TableName" = $1 AND p."RowId" BETWEEN $2 AND $3
-                  AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" = p."RowId")) c) AS "covered"`;
+export function summarySql(table: AuditTableName, sinceLeaf: boolean): string {
+  const hashed = (column: string) => `count(*)::text AS "n", coalesce(sum(hashint8extended(${column}, $4::bigint)), 0)::text AS "h"`;
+  const leaves = sinceLeaf
+    ? `WITH fresh AS MATERIALIZED (SELECT l."TableName", l."RowId" FROM "AuditLeaf" l WHERE l."LeafIndex" > $5::bigint)
+       SELECT ${hashed('f."RowId"')} FROM fresh f WHERE f."TableName" = $1 AND f."RowId" BETWEEN $2 AND $3`
+    : `SELECT ${hashed('l."RowId"')} FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" BETWEEN $2 AND $3 AND $5::bigint = -1`;
+  return `SELECT r."n" AS "rowsN", r."h" AS "rowsH", l."n" AS "leavesN", l."h" AS "leavesH", p."n" AS "waitingN", p."h" AS "waitingH",
+         (SELECT coalesce(max("LeafIndex"), -1)::text FROM "AuditLeaf") AS "leafIndex"
+    FROM (SELECT ${hashed('t."Id"')} FROM "${table}" t WHERE t."Id" BETWEEN $2 AND $3) r,
+         (${leaves}) l,
+         (SELECT ${hashed('p."RowId"')} FROM "AuditPending" p
+           WHERE p."TableName" = $1 AND p."RowId" BETWEEN $2 AND $3
+             AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" x WHERE x."TableName" = $1 AND x."RowId" = p."RowId")) p`;
 }
+
+interface Summary {
+  rowsN: string;
+  rowsH: string;
+  leavesN: string;
+  leavesH: string;
+  waitingN: string;
+  waitingH: string;
+  leafIndex: string;
+}
+
+/** A first-level range's leaf summary as of a LeafIndex: leaves are only appended, in LeafIndex order (one sealer at a time). */
+interface KeptLeaves {
+  n: bigint;
+  h: bigint;
+  leafIndex: string;
+}
+
+/** Most first-level ranges whose leaf summaries are kept (10 per table at 10M rows; an adversary's sparse Ids make more). */
+const KEPT_RANGES = 10_000;
 
 /** The lowest Id of one sealed table at or above $1 (one probe of each partition's primary key). */
 const nextIdSql = (table: AuditTableName) => `SELECT min(t."Id")::text AS "next" FROM "${table}" t WHERE t."Id" >= $1`;
@@ -84,7 +109,7 @@ const MAX_ID = 2n ** 63n - 1n;
 /** Ids per range of the first summaries: each such statement reads about this many index entries a side. */
 export const OUTSIDE_SLICE_IDS = 1_000_000n;
 /** A range this narrow (or narrower) is checked exactly instead of split again. */
-export const OUTSIDE_EXACT_IDS = 65_536n;
+export const OUTSIDE_EXACT_IDS = 4_096n;
 /** Ranges a differing one is split into. */
 export const OUTSIDE_FAN_OUT = 16n;
 
@@ -126,6 +151,11 @@ const CANONICAL_SQL = Object.fromEntries(
 /** The check for rows outside the log (contract 18), and the entries that bring them in. */
 @Injectable()
 export class AuditOutsideRepository {
+  /** The hash key of the summaries: drawn at start, never logged or stored, so no one can choose Ids whose hashes balance. */
+  private readonly seed = randomBytes(8).readBigInt64BE().toString();
+  /** Leaf summaries of first-level ranges ("table:first:last"), so a check reads only the leaves sealed since. */
+  private readonly kept = new Map<string, KeptLeaves>();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
   /**
@@ -138,7 +168,6 @@ export class AuditOutsideRepository {
    */
   async find(deadlineMs: number): Promise<{ total: number; rows: OutsideRow[] }> {
     const until = Date.now() + deadlineMs;
-    const seed = randomBytes(8).readBigInt64BE().toString();
     const found: Found[] = [];
     let total = 0;
     const keep = (table: AuditTableName, reason: OutsideRow['reason'], rows: { total: number; rowId: string; createdDate: string | null }[]) => {
@@ -155,7 +184,7 @@ export class AuditOutsideRepository {
       // below the others) cost one index probe, not one range per million unused Ids.
       for (let start = await this.nextId(table, MIN_ID); start !== null; ) {
         const last = start > MAX_ID - OUTSIDE_SLICE_IDS ? MAX_ID : start + OUTSIDE_SLICE_IDS - 1n;
-        await this.checkRange(table, start, last, seed, inTime, (reason, rows) => keep(table, reason, rows));
+        await this.checkRange(table, start, last, inTime, (reason, rows) => keep(table, reason, rows));
         start = last === MAX_ID ? null : await this.nextId(table, last + 1n);
       }
     }
@@ -191,7 +220,6 @@ export class AuditOutsideRepository {
     table: AuditTableName,
     first: bigint,
     last: bigint,
-    seed: string,
     inTime: () => void,
     keep: (reason: OutsideRow['reason'], rows: { total: number; rowId: string; createdDate: string | null }[]) => void,
   ): Promise<void> {
@@ -207,8 +235,7 @@ export class AuditOutsideRepository {
       }
       let differs: boolean;
       try {
-        const [{ rows, covered }] = (await this.dataSource.query(summarySql(table), [table, from.toString(), to.toString(), seed])) as { rows: string; covered: string }[];
-        differs = rows !== covered;
+        differs = await this.summariesDiffer(table, from, to, from === first && to === last);
       } catch (error) {
         // A range too large for one statement's deadline on a loaded server: smaller ranges instead.
         if (pgErrorCode(error) !== PgErrorCode.QueryCanceled) throw error;
@@ -220,6 +247,22 @@ export class AuditOutsideRepository {
       for (let a = from; a <= to; a += step) parts.push([a, a + step - 1n < to ? a + step - 1n : to]);
       ranges.unshift(...parts);
     }
+  }
+
+  /**
+   * Whether the summaries of [from, to] differ. A first-level range (`keep`) keeps its leaf summary
+   * between checks and reads only the leaves sealed since; narrower ranges read theirs whole.
+   */
+  private async summariesDiffer(table: AuditTableName, from: bigint, to: bigint, keep: boolean): Promise<boolean> {
+    const key = `${table}:${from}:${to}`;
+    const before = keep ? this.kept.get(key) : undefined;
+    const [s] = (await this.dataSource.query(summarySql(table, before !== undefined), [table, from.toString(), to.toString(), this.seed, before?.leafIndex ?? '-1'])) as Summary[];
+    const leaves = { n: BigInt(s.leavesN) + (before?.n ?? 0n), h: BigInt(s.leavesH) + (before?.h ?? 0n), leafIndex: s.leafIndex };
+    if (keep) {
+      if (this.kept.size >= KEPT_RANGES && !this.kept.has(key)) this.kept.clear();
+      this.kept.set(key, leaves);
+    }
+    return BigInt(s.rowsN) !== leaves.n + BigInt(s.waitingN) || BigInt(s.rowsH) !== leaves.h + BigInt(s.waitingH);
   }
 
   /** Of `ids`, those of rows of `table` that exist and have no leaf (the rows an adoption may seal). */
