@@ -109,7 +109,7 @@ const MAX_ID = 2n ** 63n - 1n;
 /** Ids per range of the first summaries: each such statement reads about this many index entries a side. */
 export const OUTSIDE_SLICE_IDS = 1_000_000n;
 /** A range this narrow (or narrower) is checked exactly instead of split again. */
-export const OUTSIDE_EXACT_IDS = 4_096n;
+export const OUTSIDE_EXACT_IDS = 256n;
 /** Ranges a differing one is split into. */
 export const OUTSIDE_FAN_OUT = 16n;
 
