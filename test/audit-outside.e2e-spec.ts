@@ -95,12 +95,14 @@ describe('no row outside the log (contract 18)', () => {
     expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'AdminChange', rowIds: [change.Id] })).status).toBe(200);
     await sealAll();
     expect((await landlord.get('/api/Audit/Outside')).json).toEqual({ total: 0, rows: [] });
-    const adoptions = await t.db.query<{ Changes: string; TargetTable: string; TargetId: string | null; ActionTypeId: number; CreatedUser: string }>(
-      `SELECT "Changes", "TargetTable", "TargetId", "ActionTypeId", "CreatedUser" FROM "AdminChange" WHERE "ActionTypeId" = 14 ORDER BY "Id"`,
+    const adoptions = await t.db.query<{ Changes: string; TargetTable: string; TargetId: string | null; ActionTypeId: number; CreatedUser: string; Failed: boolean }>(
+      `SELECT "Changes", "TargetTable", "TargetId", "ActionTypeId", "CreatedUser", "Failed" FROM "AdminChange" WHERE "ActionTypeId" = 14 ORDER BY "Id"`,
     );
+    // The tenant administrator's refused adoption is recorded too (Failed, Changes {}); the 400s are not.
     expect(adoptions).toEqual([
-      { Changes: '{"rows":[["UserLogin","900001"]]}', TargetTable: 'UserLogin', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator' },
-      { Changes: `{"rows":[["AdminChange","${change.Id}"]]}`, TargetTable: 'AdminChange', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator' },
+      { Changes: '{}', TargetTable: 'UserLogin', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'outside-tenant-admin', Failed: true },
+      { Changes: '{"rows":[["UserLogin","900001"]]}', TargetTable: 'UserLogin', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator', Failed: false },
+      { Changes: `{"rows":[["AdminChange","${change.Id}"]]}`, TargetTable: 'AdminChange', TargetId: null, ActionTypeId: ActionTypeId.RowsAdopted, CreatedUser: 'Administrator', Failed: false },
     ]);
     const proof = await landlord.get('/api/Audit/Proof?table=UserLogin&id=900001');
     expect(proof.status).toBe(200);

@@ -13,9 +13,12 @@ export const RECORDER_LOCAL = 'tm:adminChangeRecorder';
 const REFUSED: readonly number[] = [403, 404];
 const ID = /^[1-9]\d{0,17}$/;
 
+/** The target table of a refused write: fixed for a route, or read from the request (an adoption names its table in the body). */
+export type RefusedTargetTable = AdminChangeTargetTable | ((req: Request) => AdminChangeTargetTable);
+
 interface RefusalSpec {
   actionType: ActionTypeId;
-  targetTable: AdminChangeTargetTable;
+  targetTable: RefusedTargetTable;
   /** The path parameter naming the target's id; none for a creation or a session (TargetId null). */
   idParam?: string;
   /** The statuses recorded as refusals; a table without tenants (a sink) answers 404 only for a target that does not exist. */
@@ -44,14 +47,14 @@ class AdminRefusalFilter implements ExceptionFilter {
         const raw = this.spec.idParam ? req.params?.[this.spec.idParam] : undefined;
         const target: AdminChangeTarget = {
           actionType: this.spec.actionType,
-          targetTable: this.spec.targetTable,
+          targetTable: typeof this.spec.targetTable === 'function' ? this.spec.targetTable(req) : this.spec.targetTable,
           targetId: typeof raw === 'string' && ID.test(raw) ? raw : null,
         };
         try {
           await recorder.recordRefused(adminActor(req.principal, req), target);
         } catch (error) {
           // Fail closed: a refusal that cannot be recorded is answered as an outage, never silently.
-          this.logger.error(`could not record a refused ${this.spec.targetTable} change: ${(error as Error).message}`);
+          this.logger.error(`could not record a refused ${target.targetTable} change: ${(error as Error).message}`);
           exception = serviceUnavailable('The refusal could not be recorded; try again shortly.');
         }
       }
@@ -64,6 +67,6 @@ class AdminRefusalFilter implements ExceptionFilter {
  * Marks a write route of the registry (contract 18): its refusals are recorded as failed AdminChange
  * rows. Its successful changes are recorded by its service, in the change's transaction.
  */
-export function RecordsAdminChange(actionType: ActionTypeId, targetTable: AdminChangeTargetTable, idParam?: string, refused: readonly number[] = REFUSED) {
+export function RecordsAdminChange(actionType: ActionTypeId, targetTable: RefusedTargetTable, idParam?: string, refused: readonly number[] = REFUSED) {
   return UseFilters(new AdminRefusalFilter({ actionType, targetTable, idParam, refused: new Set(refused) }));
 }

@@ -3,12 +3,24 @@ import { ApiBadRequestResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nes
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 import type { Request } from 'express';
 import { adminActor } from '../admin-changes/admin-change.recorder';
+import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
+import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
 import { Permission } from '../access/permissions';
 import { OutsideRow } from './audit-outside.repository';
 import { AuditOutside } from './audit-outside.service';
-import { SEALED_TABLES } from '../audit-log/canonical';
+import { SEALED_TABLES, SealedTableName, isSealedTable } from '../audit-log/canonical';
+
+/**
+ * The table a refused adoption is recorded against: the one its body names when that is a sealed
+ * table; otherwise AdminChange, the log's own table (a refused caller's body is not validated, and
+ * the row must still be written; docs/decisions/0031-admin-changes.md).
+ */
+function requestedTable(req: Request): SealedTableName {
+  const table: unknown = (req.body as { table?: unknown } | undefined)?.table;
+  return isSealedTable(table) ? table : 'AdminChange';
+}
 
 export class OutsideRowDto implements OutsideRow {
   @ApiProperty({ enum: SEALED_TABLES }) table!: OutsideRow['table'];
@@ -55,6 +67,8 @@ export class AuditOutsideController {
   @Post('Adopt')
   @HttpCode(200)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser, landlord: true })
+  // Contract 18: a refused adoption (403) is a Failed RowsAdopted row, TargetId null like every adoption's.
+  @RecordsAdminChange(ActionTypeId.RowsAdopted, requestedTable, undefined, [403])
   @ApiOkResponse({ type: AdoptedDto, description: 'The rows are leaves now; an AdminChange RowsAdopted records who adopted them.' })
   @ApiBadRequestResponse({ description: 'An unknown table, or an id that names no row outside the log.' })
   adopt(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: AdoptDto): Promise<AdoptedDto> {

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
+import { PgErrorCode, pgErrorCode } from '../common/errors';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
 import { canonicalSql } from '../audit-log/audited-rows.repository';
 
@@ -18,25 +20,125 @@ export interface OutsideRow {
 }
 
 /**
- * The rows of one sealed table outside the log: neither a leaf nor waiting, or waiting longer than
- * OUTSIDE_WAIT_SECONDS. An anti-join of the table's primary key index (Id, CreatedDate; a merge of its
- * partitions' indexes in Id order) against AuditLeaf's unique (TableName, RowId) index, both read
- * index-only on append-only tables, and AuditPending (small: what waits) by its unique
- * (TableName, RowId): no sort of the table, no lock but a reader's, so inserts go on
- * (docs/decisions/0031-admin-changes.md).
+ * The rows of one sealed table outside the log, exactly, within one Id range [$2, $3] (inclusive): neither a leaf
+ * (a leaf of the same Id and date: the primary key is (Id, CreatedDate), so a second row under a sealed
+ * row's Id with another date is outside) nor waiting. Run only on a narrow range whose summaries
+ * differ (below), so it reads few index entries however large the table; a plain SELECT, no lock but a
+ * reader's. $1 the table's name. The count and the oldest OUTSIDE_PAGE only.
  */
-function outsideOf(table: SealedTableName): string {
-  return `SELECT '${table}'::text AS "table", t."Id", t."${LEAF_DATE_COLUMN[table]}" AS "date", p."RowId" IS NOT NULL AS "waiting"
-      FROM "${table}" t
-      LEFT JOIN "AuditPending" p ON p."TableName" = '${table}' AND p."RowId" = t."Id"
-     WHERE NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = '${table}' AND l."RowId" = t."Id")
-       AND (p."RowId" IS NULL OR p."EnqueuedDate" < now() - make_interval(secs => ${OUTSIDE_WAIT_SECONDS}))`;
+function exactSql(table: SealedTableName): string {
+  const date = `t."${LEAF_DATE_COLUMN[table]}"`;
+  return `WITH found AS (
+      SELECT t."Id", ${date} AS "date"
+        FROM "${table}" t
+       WHERE t."Id" BETWEEN $2 AND $3
+         AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" = t."Id" AND l."RowCreatedDate" = ${date})
+         AND NOT EXISTS (SELECT 1 FROM "AuditPending" p WHERE p."TableName" = $1 AND p."RowId" = t."Id"))
+    SELECT (SELECT count(*) FROM found)::float8 AS "total", f."Id"::text AS "rowId", ${canonicalTimestampSql('f."date"')} AS "createdDate"
+      FROM found f ORDER BY f."date" NULLS FIRST, f."Id" LIMIT ${OUTSIDE_PAGE}`;
 }
 
-const OUTSIDE_SQL = `
-  WITH outside AS MATERIALIZED (${SEALED_TABLES.map(outsideOf).join('\n    UNION ALL\n    ')})
-  SELECT count(*) OVER ()::float8 AS "total", o."table", o."Id"::text AS "rowId", o."waiting"
-    FROM outside o ORDER BY o."date" NULLS FIRST, o."Id" LIMIT ${OUTSIDE_PAGE}`;
+/**
+ * The rows of one sealed table waiting longer than OUTSIDE_WAIT_SECONDS (no leaf yet, entry old).
+ * AuditPending holds only what waits, so this reads little; the summaries count a waiting row as
+ * covered, and this names those that waited too long.
+ */
+function waitingSql(table: SealedTableName): string {
+  const date = `t."${LEAF_DATE_COLUMN[table]}"`;
+  return `WITH found AS (
+      SELECT t."Id", ${date} AS "date"
+        FROM "AuditPending" p JOIN "${table}" t ON t."Id" = p."RowId"
+       WHERE p."TableName" = $1 AND p."EnqueuedDate" < now() - make_interval(secs => ${OUTSIDE_WAIT_SECONDS})
+         AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" = t."Id"))
+    SELECT (SELECT count(*) FROM found)::float8 AS "total", f."Id"::text AS "rowId", ${canonicalTimestampSql('f."date"')} AS "createdDate"
+      FROM found f ORDER BY f."date" NULLS FIRST, f."Id" LIMIT ${OUTSIDE_PAGE}`;
+}
+
+/**
+ * Summaries of one Id range [$2, $3] (inclusive) of one sealed table, both sides in one statement (one
+ * snapshot, so a row committed meanwhile is on both sides or neither): the rows' count and the sum of
+ * a keyed hash of their Ids ($4, a seed drawn at start and held in memory only), read index-only from
+ * the table's primary key (Id, CreatedDate); and the same of what covers them: the table's leaves
+ * with LeafIndex above $5 (all of them with $5 = -1, index-only on AuditLeaf's unique (TableName,
+ * RowId); otherwise only the leaves sealed since the summary kept for the range, by AuditLeaf's
+ * primary key), and the waiting entries that have no leaf yet; and the highest LeafIndex the snapshot
+ * sees. Equal summaries: no row of the range is outside the log (docs/decisions/0031-admin-changes.md
+ * says why, and what the verifier catches instead). $1 the table's name.
+ */
+export function summarySql(table: SealedTableName, sinceLeaf: boolean): string {
+  const hashed = (column: string) => `count(*)::text AS "n", coalesce(sum(hashint8extended(${column}, $4::bigint)), 0)::text AS "h"`;
+  const leaves = sinceLeaf
+    ? `WITH fresh AS MATERIALIZED (SELECT l."TableName", l."RowId" FROM "AuditLeaf" l WHERE l."LeafIndex" > $5::bigint)
+       SELECT ${hashed('f."RowId"')} FROM fresh f WHERE f."TableName" = $1 AND f."RowId" BETWEEN $2 AND $3`
+    : `SELECT ${hashed('l."RowId"')} FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" BETWEEN $2 AND $3 AND $5::bigint = -1`;
+  return `SELECT r."n" AS "rowsN", r."h" AS "rowsH", l."n" AS "leavesN", l."h" AS "leavesH", p."n" AS "waitingN", p."h" AS "waitingH",
+         (SELECT coalesce(max("LeafIndex"), -1)::text FROM "AuditLeaf") AS "leafIndex"
+    FROM (SELECT ${hashed('t."Id"')} FROM "${table}" t WHERE t."Id" BETWEEN $2 AND $3) r,
+         (${leaves}) l,
+         (SELECT ${hashed('p."RowId"')} FROM "AuditPending" p
+           WHERE p."TableName" = $1 AND p."RowId" BETWEEN $2 AND $3
+             AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" x WHERE x."TableName" = $1 AND x."RowId" = p."RowId")) p`;
+}
+
+interface Summary {
+  rowsN: string;
+  rowsH: string;
+  leavesN: string;
+  leavesH: string;
+  waitingN: string;
+  waitingH: string;
+  leafIndex: string;
+}
+
+/** A first-level range's leaf summary as of a LeafIndex: leaves are only appended, in LeafIndex order (one sealer at a time). */
+interface KeptLeaves {
+  n: bigint;
+  h: bigint;
+  leafIndex: string;
+}
+
+/** Most first-level ranges whose leaf summaries are kept (10 per table at 10M rows; an adversary's sparse Ids make more). */
+const KEPT_RANGES = 10_000;
+
+/** The lowest Id of one sealed table at or above $1 (one probe of each partition's primary key). */
+const nextIdSql = (table: SealedTableName) => `SELECT min(t."Id")::text AS "next" FROM "${table}" t WHERE t."Id" >= $1`;
+
+const MIN_ID = -(2n ** 63n);
+const MAX_ID = 2n ** 63n - 1n;
+
+/** Ids per range of the first summaries: each such statement reads about this many index entries a side. */
+export const OUTSIDE_SLICE_IDS = 1_000_000n;
+/** A range this narrow (or narrower) is checked exactly instead of split again. */
+export const OUTSIDE_EXACT_IDS = 256n;
+/** Ranges a differing one is split into. */
+export const OUTSIDE_FAN_OUT = 16n;
+
+/** The check ran out of its time. */
+export class OutsideDeadlineError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`the check for rows outside the log did not finish within ${deadlineMs} ms`);
+  }
+}
+
+interface Found {
+  table: SealedTableName;
+  rowId: string;
+  /** Canonical text (UTC, six fractional digits): its order is the dates' order. */
+  createdDate: string | null;
+  reason: OutsideRow['reason'];
+}
+
+/** Oldest first (no date first), then by Id: the order of contract 18. */
+function oldestFirst(a: Found, b: Found): number {
+  if (a.createdDate !== b.createdDate) {
+    if (a.createdDate === null) return -1;
+    if (b.createdDate === null) return 1;
+    return a.createdDate < b.createdDate ? -1 : 1;
+  }
+  const x = BigInt(a.rowId);
+  const y = BigInt(b.rowId);
+  return x < y ? -1 : x > y ? 1 : 0;
+}
 
 const CANONICAL_SQL = Object.fromEntries(
   SEALED_TABLES.map((table) => [
@@ -49,29 +151,118 @@ const CANONICAL_SQL = Object.fromEntries(
 /** The check for rows outside the log (contract 18), and the entries that bring them in. */
 @Injectable()
 export class AuditOutsideRepository {
+  /** The hash key of the summaries: drawn at start, never logged or stored, so no one can choose Ids whose hashes balance. */
+  private readonly seed = randomBytes(8).readBigInt64BE().toString();
+  /** Leaf summaries of first-level ranges ("table:first:last"), so a check reads only the leaves sealed since. */
+  private readonly kept = new Map<string, KeptLeaves>();
+
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {}
 
-  /** How many rows are outside the log, and the oldest OUTSIDE_PAGE of them with their canonical forms. */
-  async find(): Promise<{ total: number; rows: OutsideRow[] }> {
-    const found = (await this.dataSource.query(OUTSIDE_SQL)) as { total: number; table: SealedTableName; rowId: string; waiting: boolean }[];
+  /**
+   * How many rows are outside the log, and the oldest OUTSIDE_PAGE of them with their canonical forms.
+   * Summaries first, detail only where they differ: per table, Id ranges of OUTSIDE_SLICE_IDS compared
+   * by count and keyed hash sum; a range that differs is split OUTSIDE_FAN_OUT ways until
+   * OUTSIDE_EXACT_IDS wide, then checked exactly. Every statement is a plain SELECT over one range
+   * (each within the pool's own statement deadline; one that misses it is split and tried again), and
+   * the whole check stops with OutsideDeadlineError once `deadlineMs` has passed.
+   */
+  async find(deadlineMs: number): Promise<{ total: number; rows: OutsideRow[] }> {
+    const until = Date.now() + deadlineMs;
+    const found: Found[] = [];
+    let total = 0;
+    const keep = (table: SealedTableName, reason: OutsideRow['reason'], rows: { total: number; rowId: string; createdDate: string | null }[]) => {
+      total += rows[0]?.total ?? 0;
+      for (const r of rows) found.push({ table, rowId: r.rowId, createdDate: r.createdDate, reason });
+    };
+    const inTime = () => {
+      if (Date.now() > until) throw new OutsideDeadlineError(deadlineMs);
+    };
+    for (const table of SEALED_TABLES) {
+      inTime();
+      keep(table, 'waiting', await this.dataSource.query(waitingSql(table), [table]));
+      // First-level ranges start at an existing Id: Ids nobody used (a row slipped in far above or
+      // below the others) cost one index probe, not one range per million unused Ids.
+      for (let start = await this.nextId(table, MIN_ID); start !== null; ) {
+        const last = start > MAX_ID - OUTSIDE_SLICE_IDS ? MAX_ID : start + OUTSIDE_SLICE_IDS - 1n;
+        await this.checkRange(table, start, last, inTime, (reason, rows) => keep(table, reason, rows));
+        start = last === MAX_ID ? null : await this.nextId(table, last + 1n);
+      }
+    }
+    found.sort(oldestFirst);
+    const page = found.slice(0, OUTSIDE_PAGE);
     const details = new Map<string, { canonical: string; createdDate: string | null }>();
     for (const table of SEALED_TABLES) {
-      const ids = found.filter((r) => r.table === table).map((r) => r.rowId);
+      const ids = page.filter((r) => r.table === table).map((r) => r.rowId);
       if (ids.length === 0) continue;
       for (const row of (await this.dataSource.query(CANONICAL_SQL[table], [ids])) as { rowId: string; canonical: string; createdDate: string | null }[]) {
-        details.set(`${table}:${row.rowId}`, row);
+        details.set(`${table}:${row.rowId}:${row.createdDate}`, row);
       }
     }
     return {
-      total: found[0]?.total ?? 0,
-      rows: found.map((r) => ({
-        table: r.table,
-        rowId: r.rowId,
-        createdDate: details.get(`${r.table}:${r.rowId}`)?.createdDate ?? null,
-        canonical: details.get(`${r.table}:${r.rowId}`)?.canonical ?? '',
-        reason: r.waiting ? 'waiting' : 'not-in-log',
-      })),
+      total,
+      rows: page.map((r) => {
+        // A second row under one Id (another date) is told apart by its date.
+        const detail = details.get(`${r.table}:${r.rowId}:${r.createdDate}`);
+        return { table: r.table, rowId: r.rowId, createdDate: r.createdDate, canonical: detail?.canonical ?? '', reason: r.reason };
+      }),
     };
+  }
+
+
+  /** The lowest Id of `table` at or above `from`, or null (one probe of each partition's primary key). */
+  private async nextId(table: SealedTableName, from: bigint): Promise<bigint | null> {
+    const [{ next }] = (await this.dataSource.query(nextIdSql(table), [from.toString()])) as { next: string | null }[];
+    return next === null ? null : BigInt(next);
+  }
+
+  /** Checks Ids [first, last] of `table`: summaries, split where they differ, exact on narrow ranges. */
+  private async checkRange(
+    table: SealedTableName,
+    first: bigint,
+    last: bigint,
+    inTime: () => void,
+    keep: (reason: OutsideRow['reason'], rows: { total: number; rowId: string; createdDate: string | null }[]) => void,
+  ): Promise<void> {
+    // Inclusive ranges: the last one may end at the largest bigint.
+    const ranges: [bigint, bigint][] = [[first, last]];
+    while (ranges.length > 0) {
+      inTime();
+      const [from, to] = ranges.shift()!;
+      const width = to - from + 1n;
+      if (width <= OUTSIDE_EXACT_IDS) {
+        keep('not-in-log', await this.dataSource.query(exactSql(table), [table, from.toString(), to.toString()]));
+        continue;
+      }
+      let differs: boolean;
+      try {
+        differs = await this.summariesDiffer(table, from, to, from === first && to === last);
+      } catch (error) {
+        // A range too large for one statement's deadline on a loaded server: smaller ranges instead.
+        if (pgErrorCode(error) !== PgErrorCode.QueryCanceled) throw error;
+        differs = true;
+      }
+      if (!differs) continue;
+      const step = (width + OUTSIDE_FAN_OUT - 1n) / OUTSIDE_FAN_OUT;
+      const parts: [bigint, bigint][] = [];
+      for (let a = from; a <= to; a += step) parts.push([a, a + step - 1n < to ? a + step - 1n : to]);
+      ranges.unshift(...parts);
+    }
+  }
+
+  /**
+   * Whether the summaries of [from, to] differ. A first-level range (`keep`) keeps its leaf summary
+   * between checks and reads only the leaves sealed since; narrower ranges read theirs whole.
+   */
+  private async summariesDiffer(table: SealedTableName, from: bigint, to: bigint, keep: boolean): Promise<boolean> {
+    const key = `${table}:${from}:${to}`;
+    const before = keep ? this.kept.get(key) : undefined;
+    const [s] = (await this.dataSource.query(summarySql(table, before !== undefined), [table, from.toString(), to.toString(), this.seed, before?.leafIndex ?? '-1'])) as Summary[];
+    const leaves = { n: BigInt(s.leavesN) + (before?.n ?? 0n), h: BigInt(s.leavesH) + (before?.h ?? 0n), leafIndex: s.leafIndex };
+    if (keep) {
+      if (this.kept.size >= KEPT_RANGES && !this.kept.has(key)) this.kept.clear();
+      this.kept.set(key, leaves);
+    }
+    return BigInt(s.rowsN) !== leaves.n + BigInt(s.waitingN) || BigInt(s.rowsH) !== leaves.h + BigInt(s.waitingH);
   }
 
   /** Of `ids`, those of rows of `table` that exist and have no leaf (the rows an adoption may seal). */

@@ -2,13 +2,18 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { adoptedRowsText } from '../admin-changes/changes';
-import { badRequest } from '../common/problem';
+import { badRequest, ProblemError, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../common/problem';
 import { Transactions } from '../database/transactions';
-import { AuditOutsideRepository, OUTSIDE_PAGE, OutsideRow } from './audit-outside.repository';
+import { AuditOutsideRepository, OUTSIDE_PAGE, OutsideDeadlineError, OutsideRow } from './audit-outside.repository';
 import { AuditSealer } from '../audit-log/audit-sealer.service';
 import { SEALED_TABLES, isSealedTable } from '../audit-log/canonical';
 
 const ID = /^[1-9]\d{0,17}$/;
+
+/** The route's deadline for the whole check (contract 18: an answer within 10 s); a miss is 503. */
+export const OUTSIDE_ROUTE_DEADLINE_MS = 9_000;
+/** The hourly check's deadline: nobody waits for it, so it may take longer; a miss is logged. */
+export const OUTSIDE_JOB_DEADLINE_MS = 120_000;
 
 /**
  * No row outside the log (contract 18): finds the rows of the sealed tables that are neither leaves
@@ -27,13 +32,21 @@ export class AuditOutside {
     private readonly sealer: AuditSealer,
   ) {}
 
-  find(): Promise<{ total: number; rows: OutsideRow[] }> {
-    return this.outside.find();
+  /** The route's check: 503 with Retry-After, never 500, when it cannot finish within its deadline. */
+  async find(): Promise<{ total: number; rows: OutsideRow[] }> {
+    try {
+      return await this.outside.find(OUTSIDE_ROUTE_DEADLINE_MS);
+    } catch (error) {
+      if (!(error instanceof OutsideDeadlineError)) throw error;
+      throw new ProblemError(503, 'Service Unavailable', 'The check for rows outside the log did not finish in time; try again shortly.', {
+        headers: { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+      });
+    }
   }
 
   /** The check the scheduler runs at start and hourly: an ERROR with the count, and the first row, while any exist. */
   async check(): Promise<number> {
-    const { total, rows } = await this.outside.find();
+    const { total, rows } = await this.outside.find(OUTSIDE_JOB_DEADLINE_MS);
     if (total > 0) {
       const first = rows[0];
       this.logger.error(`${total} audit rows are outside the log (first: ${first.table} row ${first.rowId}, ${first.reason}); see GET /api/Audit/Outside`);

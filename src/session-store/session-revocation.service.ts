@@ -31,8 +31,11 @@ export interface RevocationOptions {
    * Its CreatedDate is the revocation's instant.
    */
   identity?: LogoutIdentity;
-  /** Runs inside the revocation's transaction (the AdminChange of an administrator's revocation, contract 18). */
-  inTransaction?: (tx: EntityManager) => Promise<void>;
+  /**
+   * Runs inside the revocation's transaction (the AdminChange of an administrator's revocation, contract
+   * 18), told the user's TokensValidFrom before and after, read under the row lock.
+   */
+  inTransaction?: (tx: EntityManager, tokensValidFrom: { before: Date | null; after: Date }) => Promise<void>;
 }
 
 /**
@@ -87,7 +90,7 @@ export class SessionRevocation {
     // Whoever ended the sessions (contract 14): the administrator, else the user themself.
     const endedBy = options.cutByUser ?? owner.userName;
     await this.transactions.runChange(async (manager) => {
-      await this.users.revokeTokens(owner.userRegistryId, now, manager);
+      const previous = await this.users.revokeTokens(owner.userRegistryId, now, manager);
       const starts = await this.sessions.endAllOf(owner.userRegistryId, options.reasonId, endedBy, now, manager);
       // Rows past the absolute lifetime were no longer sessions; they are closed, not counted.
       const alive = starts.filter((start) => now.getTime() - start.getTime() < this.settings.sessionAbsoluteLifetimeMs).sort((a, b) => a.getTime() - b.getTime());
@@ -108,7 +111,7 @@ export class SessionRevocation {
         manager,
         identity,
       );
-      await options.inTransaction?.(manager);
+      await options.inTransaction?.(manager, { before: previous, after: now });
     });
     await this.announceEnded(owner.userRegistryId);
     return now;

@@ -6,7 +6,6 @@ import { adminActor, AdminChangeRecorder } from '../admin-changes/admin-change.r
 import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { changesText } from '../admin-changes/changes';
-import { Clock } from '../common/clock';
 import { LogoutReasonId } from '../audit/audit.types';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
@@ -26,7 +25,6 @@ export class RevokeTokensController {
     private readonly targets: TargetUsers,
     private readonly revocation: SessionRevocation,
     private readonly adminChanges: AdminChangeRecorder,
-    private readonly clock: Clock,
   ) {}
 
   @Post('RevokeTokens/:id')
@@ -42,14 +40,14 @@ export class RevokeTokensController {
         reasonId: LogoutReasonId.AdministratorRevoked,
         context: requestContext(req),
         cutByUser: caller.userName,
-        inTransaction: (tx) =>
+        inTransaction: (tx, tokensValidFrom) =>
           this.adminChanges.record(tx, adminActor(caller, req), {
             actionType: ActionTypeId.TokensRevoked,
             targetTable: 'UserRegistry',
             targetId: user.id,
             targetName: user.name,
             targetTenantRegistryId: user.tenantRegistryId,
-            changes: changesText({ tokensValidFrom: null }, { tokensValidFrom: this.clock.now() }),
+            changes: changesText({ tokensValidFrom: tokensValidFrom.before }, { tokensValidFrom: tokensValidFrom.after }),
           }),
       },
     );

@@ -100,10 +100,15 @@ export class RoleRegistryService {
     await uniqueOr409(
       () =>
         this.transactions.runChange(async (tx) => {
+          // The role as it is under its row lock: checked again (a concurrent change may have granted it
+          // more since), and the "before" of this change.
+          const locked = await this.roles.lockForChange(tenantScope(principal), id, tx);
+          if (!locked) throw notFound(NO_ROLE);
+          refuseEscalation(principal, locked.permissions, 'change this role');
           await this.roles.update(id, { name: body.name ?? undefined, active: body.active ?? undefined }, tx);
           if (permissions) await this.rolePermissions.replaceForRole(id, permissions, tx);
-          const before = { name: current.name, active: current.active, permissions: current.permissions };
-          const after = { name: body.name ?? current.name, active: body.active ?? current.active, permissions: permissions ?? current.permissions };
+          const before = { name: locked.name, active: locked.active, permissions: locked.permissions };
+          const after = { name: body.name ?? locked.name, active: body.active ?? locked.active, permissions: permissions ?? locked.permissions };
           const text = changesText(before, after);
           if (text === '{}') return;
           await this.adminChanges.record(tx, actor, {
@@ -111,7 +116,7 @@ export class RoleRegistryService {
             targetTable: 'RoleRegistry',
             targetId: id,
             targetName: after.name,
-            targetTenantRegistryId: current.tenantRegistryId,
+            targetTenantRegistryId: locked.tenantRegistryId,
             changes: text,
           });
         }),

@@ -18,7 +18,7 @@ import { uniqueOr409 } from '../users/registry-validation';
 import { RoleRegistryService } from './role-registry.service';
 import { ServiceChangePublisher } from '../users/service-change.publisher';
 import { UserAccounts } from '../users/user-accounts.service';
-import { UserRegistryRepository } from '../users/user-registry.repository';
+import { LockedUser, UserRegistryRepository } from '../users/user-registry.repository';
 import { CreateUserDto, ResetPasswordDto, UpdateUserDto, UserDto } from './user-registry.dto';
 
 const DUPLICATE = 'A user with this name already exists.';
@@ -101,7 +101,9 @@ export class UserRegistryService {
     const { principal, context } = actor;
     const user = await this.editable(principal, id);
     let roleId: number | null = null;
-    if (body.roleRegistryId !== undefined && body.roleRegistryId !== null && body.roleRegistryId !== user.roleRegistryId) {
+    // The role asked for is checked whether or not it looks like the user's present one: that was read
+    // before the row lock, and a concurrent change may have moved the user since.
+    if (body.roleRegistryId !== undefined && body.roleRegistryId !== null) {
       const role = await this.roles.find(principal, body.roleRegistryId);
       if (!role) throw notFound(NO_ROLE);
       refuseEscalation(principal, role.permissions, 'give a user this role');
@@ -119,13 +121,14 @@ export class UserRegistryService {
       passwordLocked: body.passwordLocked ?? undefined,
     };
     await this.transactions.runChange(async (tx) => {
+      const current = await this.lockEditable(principal, user, tx);
       await this.users.updateMembers(id, members, this.clock.now(), tx);
-      const before = { email: user.email, roleRegistryId: user.roleRegistryId, active: user.active, passwordLocked: user.passwordLocked };
+      const before = { email: current.email, roleRegistryId: current.roleRegistryId, active: current.active, passwordLocked: current.passwordLocked };
       const after = {
-        email: members.email !== undefined ? members.email : user.email,
-        roleRegistryId: members.roleRegistryId ?? user.roleRegistryId,
-        active: members.active ?? user.active,
-        passwordLocked: members.passwordLocked ?? user.passwordLocked,
+        email: members.email !== undefined ? members.email : current.email,
+        roleRegistryId: members.roleRegistryId ?? current.roleRegistryId,
+        active: members.active ?? current.active,
+        passwordLocked: members.passwordLocked ?? current.passwordLocked,
       };
       await this.record(tx, actor, ActionTypeId.UserChanged, user, before, after);
     });
@@ -140,8 +143,9 @@ export class UserRegistryService {
     if (user.id === principal.userRegistryId) throw conflict('You cannot delete your own account.');
     await this.endSessions(principal, user, LogoutReasonId.AdministratorRevoked, context);
     await this.transactions.runChange(async (tx) => {
+      const current = await this.lockEditable(principal, user, tx);
       await this.users.markDeleted(id, tx);
-      const before = { name: user.name, email: user.email, roleRegistryId: user.roleRegistryId, active: user.active };
+      const before = { name: current.name, email: current.email, roleRegistryId: current.roleRegistryId, active: current.active };
       await this.record(tx, actor, ActionTypeId.UserDeleted, user, before, null);
     });
     await this.changes.publish('UserRegistry', id, 'deleted');
@@ -161,9 +165,10 @@ export class UserRegistryService {
     // The new hash first, then the cut: a sign-in with the old password can no longer start a
     // session after the revocation. If the cut fails the caller hears so (503) and can reset again.
     await this.transactions.runChange(async (tx) => {
+      const current = await this.lockEditable(principal, user, tx);
       await this.accounts.setPassword(id, hash, { wirePasswordHash: wire, mustChange: body.mustChangePassword ?? true, manager: tx });
       // Whether the old one existed is not known here; a reset always replaces a secret with a secret.
-      await this.record(tx, actor, ActionTypeId.PasswordSetByAdministrator, user, { password: SECRET_BEFORE, wirePasswordHash: user.wirePasswordHash }, { password: hash, wirePasswordHash: wire });
+      await this.record(tx, actor, ActionTypeId.PasswordSetByAdministrator, user, { password: SECRET_BEFORE, wirePasswordHash: current.wirePasswordHash }, { password: hash, wirePasswordHash: wire });
     });
     await this.changes.publish('UserRegistry', id, 'updated');
     await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context, 'The password was set, but the user\'s sessions could not be ended; reset it again.');
@@ -201,6 +206,22 @@ export class UserRegistryService {
     const role = await this.roles.find(principal, user.roleRegistryId);
     refuseEscalation(principal, role?.permissions ?? [], 'change this user');
     return user;
+  }
+
+  /**
+   * The user row locked in `tx` (FOR UPDATE), as the change's "before" (contract 18). `checked` was read
+   * and checked before the lock: a user deleted since is gone (404), and one moved to another role since
+   * is checked again (its role in the caller's reach, else 404; not holding more than the caller, else 403).
+   */
+  private async lockEditable(principal: Principal, checked: UserDto, tx: EntityManager): Promise<LockedUser> {
+    const current = await this.users.lockForChange(checked.id, tx);
+    if (!current || current.deleted) throw notFound(NO_USER);
+    if (current.roleRegistryId !== checked.roleRegistryId) {
+      const role = await this.roles.find(principal, current.roleRegistryId);
+      if (!role) throw notFound(NO_USER);
+      refuseEscalation(principal, role.permissions, 'change this user');
+    }
+    return current;
   }
 
   private async endSessions(

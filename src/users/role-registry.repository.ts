@@ -60,6 +60,17 @@ export class RoleRegistryRepository {
     await (tx?.getRepository(RoleRegistry) ?? this.repository).update({ id }, set);
   }
 
+  /**
+   * Role `id` among those of `tenantScope`, read after locking its row in `tx` (SELECT ... FOR UPDATE):
+   * every change of a role or of its permissions takes this lock first, so the AdminChange's "before"
+   * (contract 18) is what the change replaced even when two changes race. Null when there is none.
+   */
+  async lockForChange(tenantScope: number | null, id: number, tx: EntityManager): Promise<RoleView | null> {
+    await tx.query(`SELECT 1 FROM "RoleRegistry" WHERE "Id" = $1 FOR UPDATE`, [id]);
+    const rows = await this.findVisible(tenantScope, id, tx);
+    return rows[0] ?? null;
+  }
+
   /** The tenant of role `id`; null when there is no such role. */
   async tenantOf(id: number): Promise<number | null> {
     const role = await this.repository.findOne({ select: { tenantRegistryId: true }, where: { id } });

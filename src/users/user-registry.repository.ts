@@ -64,6 +64,17 @@ export interface TargetUserRow {
   permissions: number[];
 }
 
+/** A user's administered members as they are under the row lock (lockForChange). */
+export interface LockedUser {
+  name: string;
+  email: string | null;
+  roleRegistryId: number;
+  active: boolean;
+  passwordLocked: boolean;
+  wirePasswordHash: boolean;
+  deleted: boolean;
+}
+
 /** The failure count and lock state an attempt's counting statement left behind. */
 export interface AttemptCount {
   count: number;
@@ -226,6 +237,21 @@ export class UserRegistryRepository {
       .execute();
   }
 
+  /**
+   * The members an administrator changes, read under the row lock in `tx` (SELECT ... FOR UPDATE): the
+   * AdminChange's "before" (contract 18) is then the value the change replaced, even when two changes
+   * of the same user race (check-then-act in one transaction). Null when there is no such user.
+   */
+  async lockForChange(id: number, tx: EntityManager): Promise<LockedUser | null> {
+    const rows = await tx.query<LockedUser[]>(
+      `SELECT "Name" AS name, "Email" AS email, "RoleRegistryId" AS "roleRegistryId", "Active" AS active,
+              "PasswordLocked" AS "passwordLocked", "WirePasswordHash" AS "wirePasswordHash", "Deleted" AS deleted
+         FROM "UserRegistry" WHERE "Id" = $1 FOR UPDATE`,
+      [id],
+    );
+    return rows[0] ?? null;
+  }
+
   /** Soft delete: the row stays for the audit trails; the name becomes free for a new user. */
   async markDeleted(id: number, tx?: EntityManager): Promise<void> {
     await this.on(tx).update({ id }, { deleted: true });
@@ -247,9 +273,15 @@ export class UserRegistryRepository {
     return new Map(rows.map((row) => [row.id, row.tenant]));
   }
 
-  /** Every token of the user issued before `now` is refused from now on (read on every request). */
-  async revokeTokens(id: number, now: Date, tx?: EntityManager): Promise<void> {
+  /**
+   * Every token of the user issued before `now` is refused from now on (read on every request).
+   * Answers the TokensValidFrom it replaced (the AdminChange's before, contract 18): read under the
+   * row lock the UPDATE then takes anyway, in `tx`, so concurrent revocations each see the one before.
+   */
+  async revokeTokens(id: number, now: Date, tx: EntityManager): Promise<Date | null> {
+    const rows = await tx.query<{ TokensValidFrom: Date | null }[]>(`SELECT "TokensValidFrom" FROM "UserRegistry" WHERE "Id" = $1 FOR UPDATE`, [id]);
     await this.on(tx).update({ id }, { tokensValidFrom: now });
+    return rows[0]?.TokensValidFrom ?? null;
   }
 
   // ---- sign-in ----
