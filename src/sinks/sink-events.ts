@@ -1,3 +1,4 @@
+import type { LeafWithRow } from '../audit-log/audited-rows.repository';
 import { EventFacts, factsOf, Row } from './event-facts';
 
 /**
@@ -7,15 +8,7 @@ import { EventFacts, factsOf, Row } from './event-facts';
  */
 
 /** A sealed leaf, its row (null once retention removed it) and the signed checkpoint that first covered it. */
-export interface SealedLeaf {
-  leafIndex: number;
-  table: string;
-  rowId: string;
-  /** The leaf record's date, canonical text (microseconds). */
-  rowDate: string;
-  /** Standard base64, as every event writes it (read so from the database: no Buffer per hash). */
-  rowHash: string;
-  leafHash: string;
+export interface SealedLeaf extends Pick<LeafWithRow, 'leafIndex' | 'table' | 'rowId' | 'rowDate' | 'rowHash' | 'leafHash'> {
   row: Row | null;
   canonical: string | null;
   treeSize: number;
