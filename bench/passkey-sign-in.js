@@ -23,6 +23,12 @@ const PORT = Number(process.env.BENCH_PORT || 5331);
 const ORIGIN = `http://localhost:${PORT}`;
 const ADMIN_PASSWORD = 'Bench-Adm1n-Password';
 const WORKERS = 2;
+/**
+ * BENCH_ACCOUNTS=N: N passkey accounts and N password accounts (copies of the Administrator, same
+ * password), WORKERS sign-ins in flight on each, so both targets can be driven to what the machine
+ * gives without one account's in-flight lockout count (decision 0012) deciding the rate. Default 1.
+ */
+const ACCOUNTS = Number(process.env.BENCH_ACCOUNTS || 1);
 const ROUNDS = Number(process.env.BENCH_ROUNDS || 5);
 const SECONDS = Number(process.env.BENCH_SECONDS || 4);
 
@@ -62,21 +68,22 @@ async function passkeySignIn(url, device) {
   if (res.status !== 200) throw new Error(`passkey sign-in: ${res.status} ${JSON.stringify(res.json)}`);
 }
 
-async function passwordSignIn(url) {
-  const res = await post(url, '/api/Authentication/ByUserNamePassword', { userName: 'Administrator', password: ADMIN_PASSWORD });
+async function passwordSignIn(url, userName = 'Administrator') {
+  const res = await post(url, '/api/Authentication/ByUserNamePassword', { userName, password: ADMIN_PASSWORD });
   if (res.status !== 200) throw new Error(`password sign-in: ${res.status}`);
 }
 
 /** WORKERS loops of `once` for `seconds`; sign-ins/s and service CPU ms per sign-in. */
 async function measure(pid, once, seconds) {
+  // `once(i)`: worker i signs in with account i % ACCOUNTS.
   const cpuBefore = lib.processCpuMs(pid);
   const start = performance.now();
   const end = start + seconds * 1000;
   let count = 0;
   await Promise.all(
-    Array.from({ length: WORKERS }, async () => {
+    Array.from({ length: WORKERS * ACCOUNTS }, async (_, worker) => {
       while (performance.now() < end) {
-        await once();
+        await once(worker % ACCOUNTS);
         count++;
       }
     }),
@@ -94,25 +101,37 @@ async function main() {
   );
   try {
     await lib.signInAdministrator(service.url, ADMIN_PASSWORD);
-    const device = authenticator();
+    const devices = Array.from({ length: ACCOUNTS }, () => authenticator());
+    const passwordUsers = ['Administrator'];
     const pool = new Pool({ connectionString: db.url, max: 1 });
     const [{ RoleRegistryId: role }] = (await pool.query(`SELECT "RoleRegistryId" FROM "UserRegistry" WHERE "Name" = 'Administrator'`)).rows;
-    const [{ Id: user }] = (
+    for (const [i, device] of devices.entries()) {
+      const [{ Id: user }] = (
+        await pool.query(
+          `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Active", "CreatedDate", "CreatedUser") VALUES ($1, $2, true, now(), 'bench') RETURNING "Id"`,
+          [role, `bench-passkey-${i}`],
+        )
+      ).rows;
       await pool.query(
-        `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Active", "CreatedDate", "CreatedUser") VALUES ($1, 'bench-passkey', true, now(), 'bench') RETURNING "Id"`,
-        [role],
-      )
-    ).rows;
-    await pool.query(
-      `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "SignCount", "BackupEligible", "BackedUp", "Name", "CreatedDate")
-       VALUES ($1, $2, $3, 0, false, false, 'bench', now())`,
-      [user, device.credentialId, device.cosePublicKey],
-    );
+        `INSERT INTO "UserPasskey" ("UserRegistryId", "CredentialId", "PublicKey", "SignCount", "BackupEligible", "BackedUp", "Name", "CreatedDate")
+         VALUES ($1, $2, $3, 0, false, false, 'bench', now())`,
+        [user, device.credentialId, device.cosePublicKey],
+      );
+    }
+    for (let i = 1; i < ACCOUNTS; i++) {
+      // The Administrator's row under another name: the same password (its hash carries its own salt).
+      await pool.query(
+        `INSERT INTO "UserRegistry" ("RoleRegistryId", "Name", "Password", "PasswordExpiryDate", "PasswordCreatedDate", "Active", "WirePasswordHash", "CreatedDate", "CreatedUser")
+         SELECT "RoleRegistryId", $1, "Password", "PasswordExpiryDate", "PasswordCreatedDate", true, "WirePasswordHash", now(), 'bench' FROM "UserRegistry" WHERE "Name" = 'Administrator'`,
+        [`bench-password-${i}`],
+      );
+      passwordUsers.push(`bench-password-${i}`);
+    }
     await pool.end();
 
     const targets = [
-      { name: 'password sign-in', once: () => passwordSignIn(service.url), samples: [] },
-      { name: 'passkey sign-in', once: () => passkeySignIn(service.url, device), samples: [] },
+      { name: 'password sign-in', once: (i) => passwordSignIn(service.url, passwordUsers[i]), samples: [] },
+      { name: 'passkey sign-in', once: (i) => passkeySignIn(service.url, devices[i]), samples: [] },
     ];
     for (const target of targets) await measure(service.pid, target.once, 2); // warm-up
     for (let round = 0; round < ROUNDS; round++) {
@@ -127,7 +146,7 @@ async function main() {
     console.log(`| target | sign-ins/s | service CPU ms per sign-in | samples |\n|---|---|---|---|`);
     for (const r of rows) console.log(`| ${r.target} | ${r.perSecond.toFixed(1)} | ${r.cpuMs.toFixed(2)} | ${r.samples} |`);
     const [password, passkey] = rows;
-    console.log(`\nbuild: ${process.env.BENCH_ROOT || 'this checkout'}; PostgreSQL (ConnectionString)`);
+    console.log(`\nbuild: ${process.env.BENCH_ROOT || 'this checkout'}; PostgreSQL (ConnectionString); ${ACCOUNTS} account(s) a target, ${WORKERS} sign-ins in flight on each`);
     console.log(`passkey/password sign-ins per second: ${(passkey.perSecond / password.perSecond).toFixed(2)}x; CPU per sign-in passkey/password: ${(passkey.cpuMs / password.cpuMs).toFixed(3)}`);
   } finally {
     await service.stop();
