@@ -181,7 +181,7 @@ async function main() {
     const { explainRead } = require('./lib/read-explain').readExplain(ROOT);
     const { parseReadQuery } = require(join(ROOT, 'dist/reads/read-query'));
     const { ARCHIVER_WARNING_TABLE } = require(join(ROOT, 'dist/telemetry/telemetry.tables'));
-    const { USER_LOGIN_TABLE } = require(join(ROOT, 'dist/audit/audit.tables'));
+    const { USER_LOGIN_TABLE } = require(join(ROOT, 'dist/sign-in-trail/audit.tables'));
     app = await createApp(
       resolveSecrets(
         loadSettings({

@@ -2,7 +2,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { AdminChangesModule } from './admin-changes/admin-changes.module';
 import { ApiKeysModule } from './api-keys/api-keys.module';
-import { AuditModule } from './audit/audit.module';
+import { AuditModule } from './sign-in-trail/audit.module';
 import { AuditLogModule } from './audit-log/audit-log.module';
 import { AuditOutsideModule } from './audit-outside/audit-outside.module';
 import { GuardModule } from './guard/guard.module';

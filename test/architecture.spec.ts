@@ -109,7 +109,7 @@ describe('the folder layers of src/ (docs/decisions/0027-layers.md)', () => {
   it('keeps the guard above users and sessions: neither imports guard/, sign-in or the routes above them', () => {
     const graph = folderGraph();
     const above = ['guard', 'login', 'sessions', 'user-admin'];
-    for (const below of ['access', 'users', 'session-store', 'audit', 'reads', 'mfa']) {
+    for (const below of ['access', 'users', 'session-store', 'sign-in-trail', 'reads', 'mfa']) {
       expect({ below, imports: [...(graph.get(below) ?? [])].filter((to) => above.includes(to)) }).toEqual({ below, imports: [] });
     }
   });

@@ -12,7 +12,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 import { fromBase64 } from './helpers/audit-reference';
 

@@ -1,12 +1,12 @@
 import { DataSource } from 'typeorm';
-import { AUDIT_SEARCH_COLUMNS } from '../src/audit/audit.tables';
+import { AUDIT_SEARCH_COLUMNS } from '../src/sign-in-trail/audit.tables';
 import { dataSourceOptions } from '../src/database/data-source';
 import { MIGRATIONS } from '../src/database/migrations';
 import { createTestDatabase, TestDatabase } from './helpers/database';
-import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 /**
- * Issue 23: the audit search columns are listed once in src/audit/audit.tables.ts, and once more in the
+ * Issue 23: the audit search columns are listed once in src/sign-in-trail/audit.tables.ts, and once more in the
  * migration that stores their lowered join (1764400000000-AuditSearchText, never edited). This fails
  * when the two drift: a search column the table description names that the stored "SearchText" does
  * not hold (a search that could never match it), or one the trigger joins that the page does not say.

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES } from '../src/audit/audit.types';
+import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES } from '../src/sign-in-trail/audit.types';
 import { dataSourceOptions } from '../src/database/data-source';
 import { MIGRATIONS } from '../src/database/migrations';
 import { AuditSearchText1764400000000 } from '../src/database/migrations/1764400000000-AuditSearchText';

@@ -1,4 +1,4 @@
-import { AUDIT_RETRY_CAPACITY, AuditWriter } from '../src/audit/audit.writer';
+import { AUDIT_RETRY_CAPACITY, AuditWriter } from '../src/sign-in-trail/audit.writer';
 import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';
 import { LOGOUT_WARNING_HEADER } from '../src/sessions/logout.service';
 import { PipelineTelemetry } from '../src/telemetry/pipeline-telemetry.service';
@@ -13,7 +13,7 @@ import { CapturedLogs } from './helpers/logs';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { ADMIN_PASSWORD, signInAdministrator } from './helpers/users';
 import { eventually } from './helpers/eventually';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 /**
  * PostgreSQL lost in the middle of a run (issue 11): the service talks to the database through a TCP

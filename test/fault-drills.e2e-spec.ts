@@ -1,4 +1,4 @@
-import { AuditWriter } from '../src/audit/audit.writer';
+import { AuditWriter } from '../src/sign-in-trail/audit.writer';
 import { Bus } from '../src/bus/bus';
 import { RedisBus } from '../src/bus/redis.bus';
 import { CaptureFlusher } from '../src/capture-queues/capture-flusher.service';

@@ -4,7 +4,7 @@ import { Kdc, startKdc } from './helpers/kdc';
 import { RIGHT_PASSCODE, startCountingMfaProvider, startGatedMfaProvider } from './helpers/mfa-provider';
 import { insertUser } from './helpers/users';
 import { loadKerberos } from '../src/login/negotiate-acceptor';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 /**
  * Contract 13 on the Negotiate path: the passcode posted to ByNegotiateMfa is counted before the

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { AuditWriter } from '../src/audit/audit.writer';
+import { AuditWriter } from '../src/sign-in-trail/audit.writer';
 import { createApp } from '../src/bootstrap';
 import { spoolPath } from '../src/common/json-lines-spool';
 import { resolveSecrets } from '../src/config/secrets';
@@ -14,7 +14,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { ADMIN_PASSWORD, firstAdministratorSignIn, signInAdministrator } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 /**
  * Issue 33: one logout, one UserLogout row, whatever the database did. A write whose answer never

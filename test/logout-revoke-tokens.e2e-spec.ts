@@ -2,7 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { requestWithoutCookies } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';

@@ -3,7 +3,7 @@ import { ANONYMOUS_LOGOUT_MEMORY, AnonymousLogoutLimiter } from '../src/sessions
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { insertUser } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 

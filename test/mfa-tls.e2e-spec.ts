@@ -9,7 +9,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
-import { FailureTypeId } from '../src/audit/audit.types';
+import { FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const PROVIDER_KEY = 'provider-client-key-0123456789';

@@ -2,7 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const DEFAULT_KEY = 'DefaultMultifactorClientKey-ChangeMe';

@@ -7,7 +7,7 @@ import { createKey, sessionWithApiKey } from './helpers/api-keys';
 import { Browser } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const REDIS = 'redis://127.0.0.1:6379';

@@ -4,7 +4,7 @@ import { Kdc, startKdc } from './helpers/kdc';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
 import { loadKerberos } from '../src/login/negotiate-acceptor';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 /**
  * Negotiate sign-in against a real MIT KDC on loopback, with a real Kerberos client (the kerberos

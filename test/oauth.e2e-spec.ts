@@ -4,7 +4,7 @@ import { OidcProvider, startOidcProvider } from './helpers/oidc-provider';
 import { requestWithoutCookies } from './helpers/api-keys';
 import { insertUser } from './helpers/users';
 import { openSessionOf, sessionRowOf, sessionRowsOf } from './helpers/user-sessions';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 /**
  * OpenID Connect sign-in (contract 8 and 12) against a real OpenID provider (oidc-provider) on

@@ -15,7 +15,7 @@ import { ServiceProcess, startServiceProcess } from './helpers/service-process';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { signInAdministrator } from './helpers/users';
 import { eventually } from './helpers/eventually';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 /**
  * What a database outage holds back survives the node (issue 11: "nothing lost", a crash in the middle

@@ -1,7 +1,7 @@
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
+import { FailureTypeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';

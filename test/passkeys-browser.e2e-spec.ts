@@ -5,7 +5,7 @@ import { CapturedLogs } from './helpers/logs';
 import { cosePublicKey, passkeyPorts, PasskeyNode, startPasskeyNode, VirtualAuthenticator } from './helpers/passkeys';
 import { insertUser } from './helpers/users';
 import { PasskeyUsageWriter } from '../src/passkeys/passkey-usage.writer';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 jest.setTimeout(240_000);
 

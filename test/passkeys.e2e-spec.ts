@@ -6,7 +6,7 @@ import { PasskeyChallenges } from '../src/passkeys/passkey-challenges';
 import { AppSettings, SETTINGS } from '../src/config/config.module';
 import { noneAttestation, PasskeyNode, softwarePasskey, startPasskeyNode } from './helpers/passkeys';
 import { ActionTypeId } from '../src/admin-changes/admin-change.types';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 jest.setTimeout(180_000);

@@ -2,7 +2,7 @@ import { constants, createHash, generateKeyPairSync, publicEncrypt } from 'node:
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser, parseSetCookie } from './helpers/http';
 import { insertUser } from './helpers/users';
-import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 const SIGN_IN = '/api/Authentication/ByUserNamePassword';

@@ -2,7 +2,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { emptyAuditTrailsAsSuperuser } from './helpers/audit-log';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Password!';

@@ -3,7 +3,7 @@ import { Bus, CHANNELS } from '../src/bus/bus';
 import { startTestApp, TestApp } from './helpers/app';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Tenant-Adm1n-Strong';

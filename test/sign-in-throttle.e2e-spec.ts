@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { startTcpProxy, TcpProxy } from './helpers/tcp-proxy';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { insertUser } from './helpers/users';
-import { AuthenticationTypeId, FailureTypeId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 /**
  * Contract 13, sign-in throttling per address across nodes: SignInThrottle failed sign-ins per client

@@ -9,7 +9,7 @@ import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { Browser, parseSetCookie } from './helpers/http';
 import { openStream } from './helpers/streams';
 import { insertUser, signInAdministrator } from './helpers/users';
-import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { AuthenticationTypeId, LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';

@@ -3,7 +3,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn, watchPage } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
-import { FailureTypeId, LogoutReasonId } from '../src/audit/audit.types';
+import { FailureTypeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';

@@ -3,7 +3,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { launchBrowser, openBrowserPage, screenshot, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { insertUser } from './helpers/users';
-import { FailureTypeId } from '../src/audit/audit.types';
+import { FailureTypeId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 

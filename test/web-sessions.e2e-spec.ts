@@ -3,7 +3,7 @@ import type { Browser as Chromium, BrowserContext, Page } from 'playwright-core'
 import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage } from './helpers/browser';
 import { ADMIN_PASSWORD, insertUser, signInAdministrator } from './helpers/users';
-import { LogoutOutcomeId, LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 
 const STRONG = 'Corr3ct-Horse-Battery';
 

@@ -4,7 +4,7 @@ import { startTestApp, TestApp } from './helpers/app';
 import { confirmInPage, launchBrowser, openBrowserPage, screenshot, signInThroughPage, submitSignIn } from './helpers/browser';
 import { Browser } from './helpers/http';
 import { ADMIN_PASSWORD, insertUser } from './helpers/users';
-import { LogoutReasonId } from '../src/audit/audit.types';
+import { LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 
 const STRONG = 'Corr3ct-Horse-Battery';

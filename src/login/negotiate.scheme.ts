@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Request } from 'express';
-import { AuthenticationTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId } from '../sign-in-trail/audit.types';
 import { ProblemError, serviceUnavailable } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { NegotiateAcceptor, userNameOfPrincipal } from './negotiate-acceptor';

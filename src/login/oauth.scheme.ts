@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { CookieOptions, Request, Response } from 'express';
 import type * as OpenIdClient from 'openid-client';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../sign-in-trail/audit.types';
 import { requestOrigin } from '../guard/same-origin';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';

@@ -1,7 +1,7 @@
 import { Body, Controller, Inject, Injectable, Post, Req, Res } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiNotFoundResponse, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../sign-in-trail/audit.types';
 import { Public } from '../access/decorators';
 import { JsonBodyOnly } from '../common/body-rules';
 import { notFound, unauthorized } from '../common/problem';

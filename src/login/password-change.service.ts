@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { adminActor, AdminChangeRecorder, RecordedActor } from '../admin-changes/admin-change.recorder';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { changesText } from '../admin-changes/changes';
-import { AuthenticationTypeId, LogoutReasonId } from '../audit/audit.types';
+import { AuthenticationTypeId, LogoutReasonId } from '../sign-in-trail/audit.types';
 import { IssuedToken } from '../guard/token.service';
 import type { Principal } from '../access/principal';
 import { Transactions } from '../database/transactions';

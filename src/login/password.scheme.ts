@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../sign-in-trail/audit.types';
 import { ProblemError, badRequest, unauthorized } from '../common/problem';
 import { PasswordHasher } from '../users/password-hasher.service';
 import { SignInAccount, UserAccounts } from '../users/user-accounts.service';

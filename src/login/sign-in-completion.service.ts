@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { EntityManager } from 'typeorm';
-import { AuthenticationTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId } from '../sign-in-trail/audit.types';
 import { SessionCookies } from '../guard/cookies';
 import { IssuedToken, TokenService } from '../guard/token.service';
 import { Clock } from '../common/clock';

@@ -1,8 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { EntityManager } from 'typeorm';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
-import { AuditWriter } from '../audit/audit.writer';
+import { AuthenticationTypeId, FailureTypeId } from '../sign-in-trail/audit.types';
+import { AuditWriter } from '../sign-in-trail/audit.writer';
 import { messageOf } from '../common/errors';
 import { requestContext } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { AuthenticationTypeId, FailureTypeId } from '../audit/audit.types';
+import { AuthenticationTypeId, FailureTypeId } from '../sign-in-trail/audit.types';
 import type { IssuedToken } from '../guard/token.service';
 import type { PasskeyAnswer, PasskeyPrompt } from '../passkeys/passkey-factor';
 import type { SignInAccount } from '../users/user-accounts.service';

@@ -5,7 +5,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import { FailureTypeId } from '../audit/audit.types';
+import { FailureTypeId } from '../sign-in-trail/audit.types';
 import { badRequest } from '../common/problem';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { CHALLENGE_LIFETIME_MS } from './passkey-challenges';

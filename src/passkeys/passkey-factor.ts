@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
-import { FailureTypeId } from '../audit/audit.types';
+import { FailureTypeId } from '../sign-in-trail/audit.types';
 import { clientAddress } from '../common/request-context';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { ChallengePurpose } from './passkey-challenge.entity';

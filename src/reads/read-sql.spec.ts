@@ -1,5 +1,5 @@
 import type { Principal } from '../access/principal';
-import { USER_LOGIN_TABLE } from '../audit/audit.tables';
+import { USER_LOGIN_TABLE } from '../sign-in-trail/audit.tables';
 import { ARCHIVER_WARNING_TABLE } from '../telemetry/telemetry.tables';
 import { parseReadQuery } from './read-query';
 import { Params } from './read-session';

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
-import { AuditWriter, LogoutIdentity } from '../audit/audit.writer';
+import { LogoutOutcomeId, LogoutReasonId } from '../sign-in-trail/audit.types';
+import { AuditWriter, LogoutIdentity } from '../sign-in-trail/audit.writer';
 import { Bus, CHANNELS } from '../bus/bus';
 import { Clock } from '../common/clock';
 import { AppSettings, SETTINGS } from '../config/config.module';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { randomUUID } from 'node:crypto';
 import { EntityManager, IsNull, MoreThan, Repository } from 'typeorm';
-import { AUTHENTICATION_TYPE_NAMES, AuthenticationTypeId, LogoutReasonId } from '../audit/audit.types';
+import { AUTHENTICATION_TYPE_NAMES, AuthenticationTypeId, LogoutReasonId } from '../sign-in-trail/audit.types';
 import { RequestContext } from '../common/request-context';
 import { BOUNDS, boundText } from '../common/text';
 import { UserSession } from './user-session.entity';

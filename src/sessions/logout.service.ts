@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { LogoutOutcomeId, LogoutReasonId } from '../audit/audit.types';
-import { AuditWriter, LogoutIdentity } from '../audit/audit.writer';
+import { LogoutOutcomeId, LogoutReasonId } from '../sign-in-trail/audit.types';
+import { AuditWriter, LogoutIdentity } from '../sign-in-trail/audit.writer';
 import { Authenticator, presentedCredential } from '../guard/authenticator.service';
 import { SessionCookies } from '../guard/cookies';
 import { JwtVerifier } from '../guard/jwt-verifier';

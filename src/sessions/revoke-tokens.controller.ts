@@ -6,7 +6,7 @@ import { adminActor, AdminChangeRecorder } from '../admin-changes/admin-change.r
 import { RecordsAdminChange } from '../admin-changes/admin-change-refusals';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { changesText } from '../admin-changes/changes';
-import { LogoutReasonId } from '../audit/audit.types';
+import { LogoutReasonId } from '../sign-in-trail/audit.types';
 import { Authenticated, CurrentPrincipal } from '../access/decorators';
 import type { Principal } from '../access/principal';
 import { requestContext } from '../common/request-context';

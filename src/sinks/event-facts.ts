@@ -1,4 +1,4 @@
-import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES } from '../audit/audit.types';
+import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES } from '../sign-in-trail/audit.types';
 
 /**
  * What an event says about one sealed row, whatever the format (OCSF JSON or CEF): one description

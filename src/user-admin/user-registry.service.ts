@@ -3,7 +3,7 @@ import { EntityManager } from 'typeorm';
 import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { ChangeSide, changesText } from '../admin-changes/changes';
-import { LogoutReasonId } from '../audit/audit.types';
+import { LogoutReasonId } from '../sign-in-trail/audit.types';
 import type { Principal } from '../access/principal';
 import { Clock } from '../common/clock';
 import { badRequest, conflict, FieldProblem, notFound, serviceUnavailable } from '../common/problem';

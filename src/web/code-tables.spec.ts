@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, FAILURE_TYPE_NOTES, FailureTypeId, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from '../audit/audit.types';
+import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, FAILURE_TYPE_NOTES, FailureTypeId, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from '../sign-in-trail/audit.types';
 import { CAPTURE_QUEUE_NAMES } from '../telemetry/telemetry.tables';
 import { ARCHIVER_STAGE_NAMES, CASE_CREATION_STAGE_NAMES } from '../telemetry/telemetry.types';
 import { Permission, PERMISSION_NAMES, PERMISSION_NOTES } from '../access/permissions';

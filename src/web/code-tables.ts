@@ -8,7 +8,7 @@ import {
   LOGOUT_REASON_NAMES,
   LogoutOutcomeId,
   LogoutReasonId,
-} from '../audit/audit.types';
+} from '../sign-in-trail/audit.types';
 import { CAPTURE_QUEUE_IDS, CAPTURE_QUEUE_NAMES } from '../telemetry/telemetry.tables';
 import { ACTION_TYPE_NAMES, ActionTypeId, CREDENTIAL_TYPE_NAMES, CredentialTypeId } from '../admin-changes/admin-change.types';
 import { ARCHIVER_STAGE_NAMES, ArchiverStage, CASE_CREATION_STAGE_NAMES, CaseCreationStage } from '../telemetry/telemetry.types';

@@ -1,7 +1,7 @@
 import { ADMIN_CHANGE_GRID_PAGE } from '../admin-changes/admin-change-grid-page';
 import { ADMIN_CHANGE_TABLE } from '../admin-changes/admin-change.table';
-import { AUDIT_GRID_PAGES } from '../audit/audit-grid-pages';
-import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from '../audit/audit.tables';
+import { AUDIT_GRID_PAGES } from '../sign-in-trail/audit-grid-pages';
+import { USER_LOGIN_TABLE, USER_LOGOUT_TABLE } from '../sign-in-trail/audit.tables';
 import { ChartMeasure, GridPage, gridPageDrift } from '../reads/grid-page';
 import type { ReadTable } from '../reads/read-table';
 import { TELEMETRY_TABLES } from '../telemetry/telemetry.tables';

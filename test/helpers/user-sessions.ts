@@ -1,6 +1,6 @@
 import * as jwt from 'jsonwebtoken';
 import { TestApp } from './app';
-import { AuthenticationTypeId } from '../../src/audit/audit.types';
+import { AuthenticationTypeId } from '../../src/sign-in-trail/audit.types';
 
 /** The UserSession row a token names by its `sid` (contract 14), or undefined. */
 export async function sessionRowOf(t: TestApp, token: string): Promise<Record<string, unknown> | undefined> {
