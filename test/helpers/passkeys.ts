@@ -117,15 +117,7 @@ export function noneAttestation(
   flags: { backupEligible?: boolean; backedUp?: boolean } = {},
 ): { credentialId: Buffer; publicKey: Buffer; response: Record<string, unknown> } {
   const credentialId = randomBytes(32);
-  const jwk = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'jwk' });
-  const cose = new Map<number, number | Uint8Array>([
-    [1, 2],
-    [3, -7],
-    [-1, 1],
-    [-2, new Uint8Array(Buffer.from(jwk.x!, 'base64url'))],
-    [-3, new Uint8Array(Buffer.from(jwk.y!, 'base64url'))],
-  ]);
-  const publicKey = Buffer.from(isoCBOR.encode(cose));
+  const publicKey = cosePublicKey(generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey);
   // UP | UV | AT, plus BE and BS when asked.
   const flagByte = 0x01 | 0x04 | 0x40 | (flags.backupEligible ? 0x08 : 0) | (flags.backedUp ? 0x10 : 0);
   const length = Buffer.alloc(2);
