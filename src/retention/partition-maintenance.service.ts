@@ -68,9 +68,6 @@ export class PartitionMaintenance {
     private readonly dropGate: AuditDropGate,
   ) {}
 
-  /** The last run's audit partitions held back for sinks, as this node saw them. */
-  lastHeldForSinks: MaintenanceReport['heldForSinks'] = [];
-
   /**
    * The audit partitions past retention that an active sink holds back now (the Audit integrity page),
    * read from the catalog and the sinks' cursors, so every node answers alike. Read-only; without the
@@ -155,7 +152,6 @@ export class PartitionMaintenance {
       const sinks = held.sinks.map((s) => `"${s.name}" (next leaf ${s.nextLeafIndex})`).join(', ');
       this.logger.warn(`partition ${held.partition} is past retention but kept: security sinks ${sinks} have not acknowledged its leaves up to ${held.lastLeafIndex}; dropped once they have`);
     }
-    if (retention) this.lastHeldForSinks = report.heldForSinks;
     return report;
   }
 
