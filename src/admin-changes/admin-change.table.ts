@@ -1,5 +1,5 @@
 import { AUDIT_COLUMNS } from '../audit-log/canonical';
-import { lookupOf, ReadTable, servedColumns } from '../reads/read-table';
+import { codeFilter, lookupOf, ReadTable, servedColumns } from '../reads/read-table';
 import { ACTION_TYPE_NAMES, ADMIN_CHANGE_TARGET_TABLES, CREDENTIAL_TYPE_NAMES } from './admin-change.types';
 
 /**
@@ -21,13 +21,7 @@ export const ADMIN_CHANGE_TABLE: ReadTable = {
     { param: 'actorUserRegistryId', sql: 't."UserRegistryId"', type: 'integer', description: 'Changes made by this user only.' },
     { param: 'targetTable', sql: 't."TargetTable"', type: 'text', texts: ADMIN_CHANGE_TARGET_TABLES, description: 'Changes to rows of this table only.' },
     { param: 'targetId', sql: 't."TargetId"', type: 'integer', description: 'Changes to the row with this id only (with targetTable: the history of one item).' },
-    {
-      param: 'actionTypeId',
-      sql: 't."ActionTypeId"',
-      type: 'integer',
-      values: Object.keys(ACTION_TYPE_NAMES).map(Number),
-      description: 'Changes of this ActionTypeId only (contract 18); any other value answers 400.',
-    },
+    codeFilter('actionTypeId', 'ActionTypeId', ACTION_TYPE_NAMES, 'Changes of this ActionTypeId only (contract 18)'),
     { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: refused writes only; false: changes made only.' },
   ],
   searchColumns: ['t."CreatedUser"', 't."TargetName"', 't."Changes"'],

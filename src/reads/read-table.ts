@@ -78,6 +78,20 @@ export function col(column: string, kind: 'value' | 'date' = 'value'): ReadColum
 }
 
 /** A name next to its code: `lookupOf('stageName', 'StageId', STAGE_NAMES)`. */
+/**
+ * A filter on a code column (failureTypeId, reasonId, actionTypeId): only the codes of `names` are
+ * accepted, any other value answers 400, so the filter and the code table cannot drift apart.
+ */
+export function codeFilter(param: string, column: string, names: Record<number, string>, description: string): ReadFilter {
+  return {
+    param,
+    sql: `t."${column}"`,
+    type: 'integer',
+    values: Object.keys(names).map(Number),
+    description: `${description}; any other value answers 400.`,
+  };
+}
+
 export function lookupOf(name: string, code: string, names: Record<number, string>): ReadColumn {
   return { name, sql: '', lookup: { code, names } };
 }

@@ -1,5 +1,5 @@
 import { AUDIT_COLUMNS, CanonicalColumnName } from '../audit-log/canonical';
-import { lookupOf, ReadTable, servedColumns } from '../reads/read-table';
+import { codeFilter, lookupOf, ReadTable, servedColumns } from '../reads/read-table';
 import { AUTHENTICATION_TYPE_NAMES, FAILURE_TYPE_NAMES, LOGOUT_OUTCOME_NAMES, LOGOUT_REASON_NAMES } from './audit.types';
 
 /**
@@ -36,13 +36,7 @@ export const USER_LOGIN_TABLE: ReadTable = {
   }),
   filters: [
     { param: 'failed', sql: 't."Failed"', type: 'boolean', description: 'true: failed attempts only; false: successful ones only.' },
-    {
-      param: 'failureTypeId',
-      sql: 't."FailureTypeId"',
-      type: 'integer',
-      values: Object.keys(FAILURE_TYPE_NAMES).map(Number),
-      description: 'Failed attempts of this FailureTypeId only (service.md 2.3); any other value answers 400.',
-    },
+    codeFilter('failureTypeId', 'FailureTypeId', FAILURE_TYPE_NAMES, 'Failed attempts of this FailureTypeId only (service.md 2.3)'),
   ],
   searchColumns: searched(AUDIT_SEARCH_COLUMNS.UserLogin),
   searchText: 't."SearchText"',
@@ -67,13 +61,7 @@ export const USER_LOGOUT_TABLE: ReadTable = {
     },
   }),
   filters: [
-    {
-      param: 'reasonId',
-      sql: 't."ReasonId"',
-      type: 'integer',
-      values: Object.keys(LOGOUT_REASON_NAMES).map(Number),
-      description: 'Rows of this ReasonId only (service.md 2.4; 4: one session ended, contract 14); any other value answers 400.',
-    },
+    codeFilter('reasonId', 'ReasonId', LOGOUT_REASON_NAMES, 'Rows of this ReasonId only (service.md 2.4; 4: one session ended, contract 14)'),
   ],
   searchColumns: searched(AUDIT_SEARCH_COLUMNS.UserLogout),
   searchText: 't."SearchText"',
