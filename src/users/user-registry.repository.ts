@@ -26,8 +26,8 @@ export interface SignInAccountRow {
 /**
  * The columns of SignInAccountRow as raw SQL over `u` (UserRegistry), `r` (its RoleRegistry) and `t` (its
  * TenantRegistry), joined by {@link SIGN_IN_ACCOUNT_JOINS}: for a statement that reads the account together
- * with what identified it, in one round trip (a passkey's credential, contract 20). Must say what
- * `signInAccounts()` below says; test/passkeys.e2e-spec.ts pins both through the refusals 2 and 3.
+ * with what identified it, in one round trip (a passkey's credential, contract 20); the reads by name and
+ * by id below use the same list, so every scheme sees an account alike.
  */
 export const SIGN_IN_ACCOUNT_COLUMNS = `u."Id" AS id, u."Name" AS name, u."Password" AS "passwordHash", u."Active" AND t."Active" AS active,
   u."PasswordLocked" AS "passwordLocked", u."PasswordExpiryDate" AS "passwordExpiryDate", u."WirePasswordHash" AS "wirePasswordHash",
@@ -291,11 +291,11 @@ export class UserRegistryRepository {
    * expression index `lower("Name") WHERE NOT "Deleted"` answers it).
    */
   findSignInAccountByName(name: string): Promise<SignInAccountRow | undefined> {
-    return this.signInAccounts().where('lower(u.name) = lower(:name) AND NOT u.deleted', { name }).getRawOne<SignInAccountRow>();
+    return this.signInAccount(`lower(u."Name") = lower($1)`, name);
   }
 
   findSignInAccountById(id: number): Promise<SignInAccountRow | undefined> {
-    return this.signInAccounts().where('u.id = :id AND NOT u.deleted', { id }).getRawOne<SignInAccountRow>();
+    return this.signInAccount(`u."Id" = $1`, id);
   }
 
   /**
@@ -390,16 +390,13 @@ export class UserRegistryRepository {
       .innerJoin(TenantRegistry, 't', 't.id = r.tenantRegistryId');
   }
 
-  private signInAccounts(): SelectQueryBuilder<UserRegistry> {
-    return this.withRoleAndTenant()
-      .select('u.id', 'id')
-      .addSelect('u.name', 'name')
-      .addSelect('u.password', 'passwordHash')
-      .addSelect('u.active AND t.active', 'active')
-      .addSelect('u.passwordLocked', 'passwordLocked')
-      .addSelect('u.passwordExpiryDate', 'passwordExpiryDate')
-      .addSelect('u.wirePasswordHash', 'wirePasswordHash')
-      .addSelect('r.tenantRegistryId', 'tenantRegistryId');
+  /** One account by `condition` (over `u`, parameter $1), with the columns every sign-in reads (SIGN_IN_ACCOUNT_COLUMNS). */
+  private async signInAccount(condition: string, value: string | number): Promise<SignInAccountRow | undefined> {
+    const rows = (await this.repository.query(
+      `SELECT ${SIGN_IN_ACCOUNT_COLUMNS} FROM "UserRegistry" u ${SIGN_IN_ACCOUNT_JOINS} WHERE ${condition} AND NOT u."Deleted"`,
+      [value],
+    )) as SignInAccountRow[];
+    return rows[0];
   }
 
   /**
