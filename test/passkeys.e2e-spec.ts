@@ -110,6 +110,22 @@ describe('passkeys over the API (contract 20)', () => {
     expect((await lastLogin()).FailureTypeId).toBe(FailureTypeId.PasswordLocked);
   });
 
+  it('refuses an active user of an inactive tenant as inactive (2) by passkey and by password alike', async () => {
+    const user = await insertUser(t, { name: 'pk-closed-bank', password: PASSWORD, tenantName: 'Closed Bank' });
+    const key = await storedPasskey(user.id);
+    await t.db.query(`UPDATE "TenantRegistry" SET "Active" = false WHERE "Id" = $1`, [user.tenantRegistryId]);
+
+    const byPasskey = await new Browser(t.url).post('/api/Authentication/ByPasskey', { challengeId: await challengeId(), response: assertion(key.credentialId) });
+    expect(byPasskey.status).toBe(401);
+    expect(byPasskey.json.detail).toBe('The user name, password or passcode is not valid.');
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.Passkey, FailureTypeId: FailureTypeId.NotActive, UserRegistryId: user.id, CreatedUser: 'pk-closed-bank' });
+
+    const byPassword = await new Browser(t.url).post('/api/Authentication/ByUserNamePassword', { userName: 'pk-closed-bank', password: PASSWORD });
+    expect(byPassword.status).toBe(401);
+    expect(byPassword.text).toBe(byPasskey.text);
+    expect(await lastLogin()).toEqual({ AuthenticationTypeId: AuthenticationTypeId.UserNamePassword, FailureTypeId: FailureTypeId.NotActive, UserRegistryId: user.id, CreatedUser: 'pk-closed-bank' });
+  });
+
   it('forgets expired challenges once a minute (the table stays small)', async () => {
     await challengeId();
     const live = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "PasskeyChallenge"`))[0].n;
