@@ -28,6 +28,7 @@ export class RevokeTokensController {
   ) {}
 
   @Post('RevokeTokens/:id')
+  @RecordsAdminChange(ActionTypeId.TokensRevoked, 'UserRegistry', 'id')
   @HttpCode(204)
   @Authenticated({ permission: Permission.ReadWriteSecurityUser })
   @ApiNoContentResponse({ description: 'TokensValidFrom set, UserLogout row (ReasonId 2), the user\'s streams closed on every node.' })
