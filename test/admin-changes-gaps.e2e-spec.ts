@@ -4,39 +4,11 @@ import { Browser } from './helpers/http';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 import { ActionTypeId, CredentialTypeId } from '../src/admin-changes/admin-change.types';
 import { Permission } from '../src/access/permissions';
+import { adminChangesAfter, lastAdminChangeId } from './helpers/admin-changes';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const USER_PASSWORD = 'Gaps-User-Passw0rd!';
 
-interface Row {
-  Id: string;
-  CreatedUser: string;
-  UserRegistryId: number | null;
-  CredentialTypeId: number;
-  CredentialId: string | null;
-  ActionTypeId: number;
-  TargetTable: string;
-  TargetId: string | null;
-  TargetName: string | null;
-  TargetTenantRegistryId: number | null;
-  Failed: boolean;
-  Changes: string;
-}
-
-/** The AdminChange rows after `afterId`, oldest first. */
-async function rowsAfter(t: TestApp, afterId: string): Promise<Row[]> {
-  return t.db.query<Row>(
-    `SELECT a."Id"::text AS "Id", a."CreatedUser", a."UserRegistryId", a."CredentialTypeId", a."CredentialId", a."ActionTypeId", a."TargetTable",
-            a."TargetId"::text AS "TargetId", a."TargetName", a."TargetTenantRegistryId", a."Failed", a."Changes"
-       FROM "AdminChange" a WHERE a."Id" > $1::bigint ORDER BY a."Id"`,
-    [afterId],
-  );
-}
-
-async function lastId(t: TestApp): Promise<string> {
-  const [{ id }] = await t.db.query<{ id: string }>(`SELECT coalesce(max("Id"), 0)::text AS id FROM "AdminChange"`);
-  return id;
-}
 
 /**
  * The chain a serialised history must form: each change's before is the previous one's after, the
@@ -82,7 +54,7 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     const role = await landlord.post('/api/RoleRegistry', { name: 'Revoked', tenantRegistryId: tenantId, permissions: [], active: true });
     const user = await landlord.post('/api/UserRegistry', { name: 'revoked-user', roleRegistryId: role.json.id, active: true, password: USER_PASSWORD });
     expect(user.status).toBe(201);
-    const from = await lastId(t);
+    const from = await lastAdminChangeId(t);
     expect((await landlord.post(`/api/UserRegistry/RevokeTokens/${user.json.id}`)).status).toBe(204);
     const [{ first }] = await t.db.query<{ first: Date }>(`SELECT "TokensValidFrom" AS first FROM "UserRegistry" WHERE "Id" = $1`, [user.json.id]);
     t.clock.set(t.clock.nowMs() + 5_000);
@@ -90,7 +62,7 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     const [{ second }] = await t.db.query<{ second: Date }>(`SELECT "TokensValidFrom" AS second FROM "UserRegistry" WHERE "Id" = $1`, [user.json.id]);
     expect(second.getTime()).toBe(first.getTime() + 5_000);
 
-    const added = (await rowsAfter(t, from)).filter((r) => r.ActionTypeId === 12);
+    const added = (await adminChangesAfter(t, from)).filter((r) => r.ActionTypeId === 12);
     expect(added.map((r) => [r.TargetTable, r.TargetId, r.TargetName, r.Failed, r.Changes])).toEqual([
       ['UserRegistry', String(user.json.id), 'revoked-user', false, `{"tokensValidFrom":[null,"${first.toISOString()}"]}`],
       ['UserRegistry', String(user.json.id), 'revoked-user', false, `{"tokensValidFrom":["${first.toISOString()}","${second.toISOString()}"]}`],
@@ -109,12 +81,12 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     const [actor] = await t.db.query<{ Id: number; TenantId: number }>(
       `SELECT u."Id", r."TenantRegistryId" AS "TenantId" FROM "UserRegistry" u JOIN "RoleRegistry" r ON r."Id" = u."RoleRegistryId" WHERE u."Name" = 'gaps-tenant-admin'`,
     );
-    const from = await lastId(t);
+    const from = await lastAdminChangeId(t);
     expect((await tenantAdmin.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['1'] })).status).toBe(403);
     // A body naming no sealed table is refused the same way (the guard answers first) and still recorded.
     expect((await tenantAdmin.post('/api/Audit/Outside/Adopt', { table: 'UserRegistry', rowIds: 'x' })).status).toBe(403);
     expect((await tenantAdmin.post('/api/Audit/Outside/Adopt', {})).status).toBe(403);
-    const added = await rowsAfter(t, from);
+    const added = await adminChangesAfter(t, from);
     expect(added.map((r) => [r.ActionTypeId, r.TargetTable, r.TargetId, r.TargetName, r.Failed, r.Changes, r.CreatedUser, r.UserRegistryId, r.CredentialTypeId])).toEqual([
       [14, 'UserLogin', null, null, true, '{}', 'gaps-tenant-admin', actor.Id, 3],
       [14, 'AdminChange', null, null, true, '{}', 'gaps-tenant-admin', actor.Id, 3],
@@ -140,7 +112,7 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     }
     const user = await landlord.post('/api/UserRegistry', { name: 'burst-user', roleRegistryId: roles[0], active: true, password: USER_PASSWORD });
     expect(user.status).toBe(201);
-    const from = await lastId(t);
+    const from = await lastAdminChangeId(t);
 
     // Twelve role changes of one user and twelve renames of one role, all at once, over a bearer token.
     const userPuts = Array.from({ length: 12 }, (_, i) =>
@@ -150,7 +122,7 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     const answers = await Promise.all([...userPuts, ...rolePuts]);
     expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
 
-    const added = await rowsAfter(t, from);
+    const added = await adminChangesAfter(t, from);
     const userChanges = added.filter((r) => r.ActionTypeId === 6 && r.TargetId === String(user.json.id)).map((r) => JSON.parse(r.Changes));
     const roleChanges = added.filter((r) => r.ActionTypeId === 4 && r.TargetId === String(roles[0])).map((r) => JSON.parse(r.Changes));
     // Every email differs, so every user change is a row; every rename too.
@@ -176,11 +148,11 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     const keyA = await createKey(t, landlord, admin.Id, { name: 'truncated-a' });
     const keyB = await createKey(t, landlord, admin.Id, { name: 'truncated-b' });
     const [{ keys }] = await t.db.query<{ keys: number }>(`SELECT count(*)::int AS keys FROM "UserRegistryApiKey"`);
-    const from = await lastId(t);
+    const from = await lastAdminChangeId(t);
 
     // As the database superuser, outside the service: the API keys first.
     await t.db.query(`TRUNCATE "UserRegistryApiKey"`);
-    const apiKeyRows = await rowsAfter(t, from);
+    const apiKeyRows = await adminChangesAfter(t, from);
     expect(apiKeyRows).toHaveLength(keys);
     for (const row of apiKeyRows) {
       expect(row).toMatchObject({ CredentialTypeId: CredentialTypeId.Database, CreatedUser: 'postgres', UserRegistryId: null, CredentialId: null, ActionTypeId: ActionTypeId.ApiKeyRevoked, TargetTable: 'UserRegistryApiKey', Failed: false });
@@ -195,9 +167,9 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
     for (const secret of [keyA.apiKey, keyB.apiKey, keyA.apiKey.slice(8), keyB.apiKey.slice(8)]) expect(everything).not.toContain(secret);
 
     // Without CASCADE the foreign keys refuse it, and the refused TRUNCATE leaves no row behind.
-    const beforeRefused = await lastId(t);
+    const beforeRefused = await lastAdminChangeId(t);
     await expect(t.db.query(`TRUNCATE "UserRegistry"`)).rejects.toThrow(/foreign key/);
-    expect(await rowsAfter(t, beforeRefused)).toEqual([]);
+    expect(await adminChangesAfter(t, beforeRefused)).toEqual([]);
 
     // What a superuser can do: TRUNCATE ... CASCADE from the top. Every tenant, role, permission and user
     // it removes is one row, as a DELETE of each would have written.
@@ -206,9 +178,9 @@ describe('administrative changes: the review gaps of issue 29 (contract 18)', ()
               (SELECT count(*) FROM "RoleRegistryPermission")::int AS permissions, (SELECT count(*) FROM "UserRegistry")::int AS users`,
     );
     const [gapsUser] = await t.db.query<{ Id: number; RoleRegistryId: number }>(`SELECT "Id", "RoleRegistryId" FROM "UserRegistry" WHERE "Name" = 'burst-user'`);
-    const beforeCascade = await lastId(t);
+    const beforeCascade = await lastAdminChangeId(t);
     await t.db.query(`TRUNCATE "TenantRegistry" CASCADE`);
-    const cascaded = await rowsAfter(t, beforeCascade);
+    const cascaded = await adminChangesAfter(t, beforeCascade);
     const count = (action: number, table: string) => cascaded.filter((r) => r.ActionTypeId === action && r.TargetTable === table).length;
     expect(count(2, 'TenantRegistry')).toBe(counts.tenants);
     expect(count(7, 'UserRegistry')).toBe(counts.users);
