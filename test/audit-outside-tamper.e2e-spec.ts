@@ -1,0 +1,384 @@
+import { AuditSealer, AUDIT_SEAL_LOCK_KEY } from '../src/audit-log/audit-sealer.service';
+import { AuditOutside } from '../src/audit-outside/audit-outside.service';
+import { AuditOutsideRepository } from '../src/audit-outside/audit-outside.repository';
+import { run } from '../src/audit-log/verify/main';
+import { ActionTypeId } from '../src/admin-changes/admin-change.types';
+import { startTestApp, TestApp } from './helpers/app';
+import { createKey } from './helpers/api-keys';
+import { asSuperuser } from './helpers/audit-log';
+import { eventually } from './helpers/eventually';
+import { Browser } from './helpers/http';
+import { CapturedLogs } from './helpers/logs';
+import { signInAdministrator } from './helpers/users';
+
+/**
+ * Rows slipped past the log as an insider would (issue 29, contract 18), each against the real
+ * service on PostgreSQL: what GET /api/Audit/Outside, the hourly check's ERROR line and
+ * `npm run audit:verify` say, and what Adopt answers. The cases test/audit-outside.e2e-spec.ts and
+ * test/audit-outside-ranges.e2e-spec.ts do not show: a leaf added by hand outside the signed tree (a
+ * table owner may INSERT into AuditLeaf: the append-only trigger refuses only UPDATE, DELETE and
+ * TRUNCATE), a row waiting over 60 s, a second row under a sealed row's Id (with and without a waiting
+ * entry made for it by hand), a partition ATTACHed full of rows, the DEFAULT partition and a month
+ * far away, Ids 0, negative and above the sequence, waiting entries naming no row, a rolled-back
+ * change, a permission added in the database, concurrent checks, and a partition swapped for a
+ * doctored copy. Each case uses Ids of its own, far from the others', and removes what it slipped in.
+ */
+describe('rows slipped past the log by an insider (issue 29, contract 18)', () => {
+  jest.setTimeout(240_000);
+  let t: TestApp;
+  let logs: CapturedLogs;
+  let landlord: Browser;
+  let apiKey: string;
+
+  const sealAll = async () =>
+    eventually(async () => {
+      await t.app.get(AuditSealer).sealPending();
+      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
+      return n === 0;
+    });
+  const verify = async () => {
+    const out: string[] = [];
+    const code = await run(['--url', t.url, '--api-key', apiKey], (l) => out.push(l), (l) => out.push(l));
+    return { code, out };
+  };
+  const outside = async () => {
+    const res = await landlord.get('/api/Audit/Outside');
+    expect(res.status).toBe(200);
+    return res.json as { total: number; rows: { table: string; rowId: string; createdDate: string | null; canonical: string; reason: string }[] };
+  };
+  const named = (body: { rows: { table: string; rowId: string; createdDate: string | null; reason: string }[] }) =>
+    body.rows.map((r) => [r.table, r.rowId, r.createdDate, r.reason]);
+  const forge = (id: string | number, date: string, user: string) =>
+    [`INSERT INTO "UserLogin" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES ($1, $2, $3, 1, false)`, [String(id), date, user]] as [string, unknown[]];
+  const leafCount = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditLeaf"`))[0].n;
+  /** What the log holds after a case cleaned up: nothing outside, and the verifier passes. */
+  const clean = async () => {
+    await sealAll();
+    expect(await outside()).toEqual({ total: 0, rows: [] });
+    const { code, out } = await verify();
+    expect(out.at(-1)).toMatch(/^verified \d+ leaves/);
+    expect(code).toBe(0);
+  };
+
+  beforeAll(async () => {
+    logs = new CapturedLogs();
+    t = await startTestApp({ logger: logs });
+    ({ browser: landlord } = await signInAdministrator(t));
+    const [admin] = await t.db.query<{ Id: number }>(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'Administrator'`);
+    apiKey = (await createKey(t, landlord, admin.Id, { name: 'verifier' })).apiKey;
+    await sealAll();
+    // The check at start has run (or runs now): later checks read only the leaves sealed since.
+    expect(await t.app.get(AuditOutside).check()).toBe(0);
+  }, 240_000);
+  // Whatever a case left when it failed half-way, so the next one starts from a clean log: leaves
+  // outside the signed tree, and rows that are no leaf's, removed as the superuser.
+  afterEach(async () => {
+    await asSuperuser(t.db, [[`DELETE FROM "AuditLeaf" WHERE "LeafIndex" < 0 OR "LeafIndex" >= (SELECT max("TreeSize") FROM "AuditCheckpoint")`]]);
+    await sealAll();
+    await asSuperuser(t.db, [
+      [`DELETE FROM "UserLogin" t WHERE NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = 'UserLogin' AND l."RowId" = t."Id" AND l."RowCreatedDate" = t."CreatedDate")`],
+    ]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('names a row a table owner hid under a leaf of his own below the signed tree (LeafIndex -1), with the triggers on; the verifier exits 1; Adopt answers 409', async () => {
+    const id = '1000000001';
+    const date = '2026-11-20T10:00:00.654321Z';
+    // No trigger is off: the row is enqueued as usual, and the leaf, which the append-only trigger does not
+    // refuse (INSERT), makes the sealer take the entry as "sealed already" and the summaries balance.
+    const client = await t.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(...forge(id, date, 'hidden-under-leaf'));
+      await client.query(
+        `INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+         VALUES (-1, 'UserLogin', $1, $2, sha256('x'), sha256('y'), now())`,
+        [id, date],
+      );
+      await client.query('COMMIT');
+    } finally {
+      client.release();
+    }
+    await sealAll();
+    const before = logs.count('error', /audit rows are outside the log/);
+
+    const body = await outside();
+    expect(body.total).toBe(1);
+    expect(named(body)).toEqual([['UserLogin', id, '2026-11-20T10:00:00.654321Z', 'not-in-log']]);
+    expect(JSON.parse(body.rows[0].canonical).slice(0, 4)).toEqual(['UserLogin', id, '2026-11-20T10:00:00.654321Z', 'hidden-under-leaf']);
+    expect(await t.app.get(AuditOutside).check()).toBe(1);
+    expect(logs.count('error', new RegExp(`1 audit rows are outside the log \\(first: UserLogin row ${id}, not-in-log\\)`))).toBe(before + 1);
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toMatch(new RegExp(`^FAILED: 1 rows outside the log; first: table UserLogin row ${id} is outside the log`));
+
+    // Its Id has a leaf (a stray one): AuditLeaf holds one per Id, so no adoption can seal it; nothing is written.
+    const leaves = await leafCount();
+    const adopt = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: [id] });
+    expect(adopt.status).toBe(409);
+    expect(adopt.json.detail).toMatch(new RegExp(`UserLogin row ${id} shares its Id with a leaf of another row`));
+    expect(await leafCount()).toBe(leaves);
+
+    await asSuperuser(t.db, [[`DELETE FROM "AuditLeaf" WHERE "LeafIndex" = -1`], [`DELETE FROM "UserLogin" WHERE "Id" = $1`, [id]]]);
+    await clean();
+  });
+
+  it('names a row under a leaf added above the signed tree\'s size, with another date (its keyed hash balances the summaries)', async () => {
+    const id = '2000000001';
+    const [{ size }] = await t.db.query<{ size: string }>(`SELECT max("TreeSize")::text AS "size" FROM "AuditCheckpoint"`);
+    const far = String(BigInt(size) + 1_000_000n);
+    await asSuperuser(t.db, [
+      forge(id, '2026-11-21T00:00:00Z', 'twin-of-stray'),
+      [
+        `INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+         VALUES ($1, 'UserLogin', $2, '2026-01-01T00:00:00Z', sha256('x'), sha256('y'), now())`,
+        [far, id],
+      ],
+    ]);
+    const body = await outside();
+    expect(named(body)).toEqual([['UserLogin', id, '2026-11-21T00:00:00.000000Z', 'not-in-log']]);
+    expect(body.total).toBe(1);
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toMatch(new RegExp(`first: table UserLogin row ${id} is outside the log`));
+    expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: [id] })).status).toBe(409);
+    await asSuperuser(t.db, [[`DELETE FROM "AuditLeaf" WHERE "LeafIndex" = $1`, [far]], [`DELETE FROM "UserLogin" WHERE "Id" = $1`, [id]]]);
+    await clean();
+  });
+
+  it('names a row whose waiting entry is older than 60 s as waiting (the entry\'s EnqueuedDate, database time), and no longer once sealed', async () => {
+    // The sealer is held off by its own lock, as when every node is down or stuck: the row waits.
+    const holder = await t.db.pool.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      const [row] = await t.db.query<{ Id: string }>(
+        `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES ('2026-11-22T09:30:00.5Z', 'slow-to-seal', 1, false) RETURNING "Id"::text AS "Id"`,
+      );
+      // Waiting 0 s: covered, not outside.
+      expect(await outside()).toEqual({ total: 0, rows: [] });
+      // The check compares the entry's EnqueuedDate with the database's now(): an entry 61 s old.
+      await t.db.query(`UPDATE "AuditPending" SET "EnqueuedDate" = now() - interval '61 seconds' WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [row.Id]);
+      const body = await outside();
+      expect(body.total).toBe(1);
+      expect(named(body)).toEqual([['UserLogin', row.Id, '2026-11-22T09:30:00.500000Z', 'waiting']]);
+      expect(JSON.parse(body.rows[0].canonical).slice(0, 4)).toEqual(['UserLogin', row.Id, '2026-11-22T09:30:00.500000Z', 'slow-to-seal']);
+      expect(await t.app.get(AuditOutside).check()).toBe(1);
+      expect(logs.count('error', new RegExp(`1 audit rows are outside the log \\(first: UserLogin row ${row.Id}, waiting\\)`))).toBeGreaterThanOrEqual(1);
+      const failed = await verify();
+      expect(failed.code).toBe(1);
+      expect(failed.out).toContain(`UserLogin row ${row.Id} (2026-11-22T09:30:00.500000Z) is outside the log: waiting`);
+      expect(failed.out.at(-1)).toMatch(new RegExp(`^FAILED: 1 rows outside the log; first: table UserLogin row ${row.Id} is outside the log \\(waiting\\)`));
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      holder.release();
+    }
+    await clean();
+  });
+
+  it('names a second row under a sealed row\'s Id even with a waiting entry made for it by hand, and Adopt answers 409 saying why', async () => {
+    const [sealed] = await t.db.query<{ Id: string }>(`SELECT "Id"::text AS "Id" FROM "UserLogin" ORDER BY "Id" LIMIT 1`);
+    await asSuperuser(t.db, [forge(sealed.Id, '2026-10-05T00:00:00Z', 'second-under-sealed-id')]);
+    const body = await outside();
+    expect(named(body)).toEqual([['UserLogin', sealed.Id, '2026-10-05T00:00:00.000000Z', 'not-in-log']]);
+
+    // A waiting entry for that Id, by hand and with the sealer held off: waiting covers a row only while its Id has no leaf.
+    const holder = await t.db.pool.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      await t.db.query(`INSERT INTO "AuditPending" ("TableName", "RowId") VALUES ('UserLogin', $1)`, [sealed.Id]);
+      const covered = await outside();
+      expect(named(covered)).toEqual([['UserLogin', sealed.Id, '2026-10-05T00:00:00.000000Z', 'not-in-log']]);
+      expect(covered.total).toBe(1);
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      holder.release();
+    }
+    await sealAll();
+
+    const leaves = await leafCount();
+    const adopt = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: [sealed.Id] });
+    expect(adopt.status).toBe(409);
+    expect(adopt.json.detail).toMatch(/shares its Id with a leaf of another row \(a sealed row with another date/);
+    expect(await leafCount()).toBe(leaves);
+    // A 409 is not a refusal of the caller: no RowsAdopted row is written for it.
+    const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AdminChange" WHERE "ActionTypeId" = $1`, [ActionTypeId.RowsAdopted]);
+    expect(n).toBe(0);
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toMatch(new RegExp(`first: table UserLogin row ${sealed.Id} is outside the log \\(not-in-log\\)`));
+
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = $1 AND "CreatedDate" = '2026-10-05T00:00:00Z'`, [sealed.Id]]]);
+    await clean();
+  });
+
+  it('names rows of a partition ATTACHed full of rows, of the DEFAULT partition (a month far away, an infinite date), and adopts those that can be sealed', async () => {
+    // A month no partition covers yet, made as a table filled by hand and attached: no insert trigger fires.
+    await t.db.query(`CREATE TABLE "UserLogin_forged" (LIKE "UserLogin" INCLUDING DEFAULTS)`);
+    await t.db.query(`INSERT INTO "UserLogin_forged" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed")
+                      VALUES (3000000001, '2031-03-01T00:00:00Z', 'attached-1', 1, false), (3000000002, '2031-03-02T00:00:00Z', 'attached-2', 1, false)`);
+    await t.db.query(`ALTER TABLE "UserLogin" ATTACH PARTITION "UserLogin_forged" FOR VALUES FROM ('2031-03-01T00:00:00Z') TO ('2031-04-01T00:00:00Z')`);
+    // Straight into the DEFAULT partition, with the triggers off: a date far away, and one no canonical form holds.
+    await asSuperuser(t.db, [
+      [`INSERT INTO "UserLogin_default" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES (3100000001, '2199-12-31T23:59:59.999999Z', 'default-far', 1, false)`],
+      [`INSERT INTO "UserLogin_default" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES (3100000002, 'infinity', 'default-infinite', 1, false)`],
+    ]);
+    const body = await outside();
+    expect(body.total).toBe(4);
+    expect(named(body)).toEqual([
+      // No date first (an infinite date has no canonical text), then oldest first.
+      ['UserLogin', '3100000002', null, 'not-in-log'],
+      ['UserLogin', '3000000001', '2031-03-01T00:00:00.000000Z', 'not-in-log'],
+      ['UserLogin', '3000000002', '2031-03-02T00:00:00.000000Z', 'not-in-log'],
+      ['UserLogin', '3100000001', '2199-12-31T23:59:59.999999Z', 'not-in-log'],
+    ]);
+    expect(JSON.parse(body.rows[0].canonical).slice(0, 4)).toEqual(['UserLogin', '3100000002', null, 'default-infinite']);
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toMatch(/^FAILED: 4 rows outside the log; first: table UserLogin row 3100000002 is outside the log/);
+
+    // The infinite date cannot be sealed: refused (400), nothing adopted; the others are.
+    const refused = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['3100000002'] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.detail).toMatch(/3100000002/);
+    const adopted = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['3000000001', '3000000002', '3100000001'] });
+    expect(adopted.status).toBe(200);
+    expect(adopted.json.adopted).toBe(3);
+    await sealAll();
+    expect(named(await outside())).toEqual([['UserLogin', '3100000002', null, 'not-in-log']]);
+
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = 3100000002`]]);
+    await clean();
+  });
+
+  it('names rows under Id 0, a negative Id and an Id above the sequence; adopts 0 and the high one, refuses the negative one (400)', async () => {
+    const [{ next }] = await t.db.query<{ next: string }>(`SELECT (max("Id") + 5000000)::text AS "next" FROM "UserLogin"`);
+    await asSuperuser(t.db, [
+      forge(0, '2026-11-23T00:00:00Z', 'id-zero'),
+      forge(-42, '2026-11-23T00:00:01Z', 'id-negative'),
+      forge(next, '2026-11-23T00:00:02Z', 'id-above-sequence'),
+      forge('9223372036854775807', '2026-11-23T00:00:03Z', 'id-largest'),
+    ]);
+    const body = await outside();
+    expect(body.total).toBe(4);
+    expect(named(body)).toEqual([
+      ['UserLogin', '0', '2026-11-23T00:00:00.000000Z', 'not-in-log'],
+      ['UserLogin', '-42', '2026-11-23T00:00:01.000000Z', 'not-in-log'],
+      ['UserLogin', next, '2026-11-23T00:00:02.000000Z', 'not-in-log'],
+      ['UserLogin', '9223372036854775807', '2026-11-23T00:00:03.000000Z', 'not-in-log'],
+    ]);
+    expect((await verify()).out.at(-1)).toMatch(/^FAILED: 4 rows outside the log; first: table UserLogin row 0 is outside the log/);
+    const negative = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['-42'] });
+    expect(negative.status).toBe(400);
+    expect(negative.json.detail).toMatch(/negative Id cannot be sealed/);
+    const adopted = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['0', next, '9223372036854775807'] });
+    expect(adopted.status).toBe(200);
+    await sealAll();
+    expect(named(await outside())).toEqual([['UserLogin', '-42', '2026-11-23T00:00:01.000000Z', 'not-in-log']]);
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = -42`]]);
+    await clean();
+  });
+
+  it('takes waiting entries that name no row, or no sealed table, as nothing outside (no 500), and the sealer drops them', async () => {
+    const holder = await t.db.pool.connect();
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      await t.db.query(`INSERT INTO "AuditPending" ("TableName", "RowId", "EnqueuedDate") VALUES ('UserLogin', 4000000001, now() - interval '1 hour'), ('UserRegistry', 1, now() - interval '1 hour'), ('UserLogout', 4000000002, now())`);
+      expect(await outside()).toEqual({ total: 0, rows: [] });
+    } finally {
+      await holder.query('SELECT pg_advisory_unlock($1)', [AUDIT_SEAL_LOCK_KEY]);
+      holder.release();
+    }
+    await clean();
+  });
+
+  it('leaves nothing of a change rolled back (no AdminChange, nothing outside), and records a permission added in the database', async () => {
+    const changes = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AdminChange"`))[0].n;
+    const before = await changes();
+    const client = await t.db.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`UPDATE "TenantRegistry" SET "Name" = 'rolled-back' WHERE "Id" = (SELECT min("Id") FROM "TenantRegistry")`);
+      await client.query('SET LOCAL session_replication_role = replica');
+      await client.query(...forge(5000000001, '2026-11-24T00:00:00Z', 'rolled-back'));
+      await client.query('ROLLBACK');
+    } finally {
+      client.release();
+    }
+    expect(await changes()).toBe(before);
+    expect(await outside()).toEqual({ total: 0, rows: [] });
+
+    // A permission taken from a role and granted back, in the database: the grant is recorded too.
+    const [role] = await t.db.query<{ Id: number; Name: string; Permission: number }>(
+      `SELECT r."Id", r."Name", p."PermissionSpecificationId" AS "Permission" FROM "RoleRegistry" r JOIN "RoleRegistryPermission" p ON p."RoleRegistryId" = r."Id"
+        ORDER BY r."Id", p."PermissionSpecificationId" DESC LIMIT 1`,
+    );
+    await t.db.query(`DELETE FROM "RoleRegistryPermission" WHERE "RoleRegistryId" = $1 AND "PermissionSpecificationId" = $2`, [role.Id, role.Permission]);
+    const granted = await changes();
+    await t.db.query(`INSERT INTO "RoleRegistryPermission" ("RoleRegistryId", "PermissionSpecificationId") VALUES ($1, $2)`, [role.Id, role.Permission]);
+    const added = await t.db.query<{ ActionTypeId: number; CredentialTypeId: number; CreatedUser: string; TargetTable: string; TargetId: string; TargetName: string; Changes: string }>(
+      `SELECT "ActionTypeId", "CredentialTypeId", "CreatedUser", "TargetTable", "TargetId"::text AS "TargetId", "TargetName", "Changes" FROM "AdminChange" ORDER BY "Id" OFFSET $1`,
+      [granted],
+    );
+    expect(added).toEqual([
+      {
+        ActionTypeId: ActionTypeId.RoleChanged,
+        CredentialTypeId: 4,
+        CreatedUser: 'postgres',
+        TargetTable: 'RoleRegistry',
+        TargetId: String(role.Id),
+        TargetName: role.Name,
+        Changes: `{"PermissionSpecificationId":[null,${role.Permission}],"RoleRegistryId":[null,${role.Id}]}`,
+      },
+    ]);
+    await clean();
+  });
+
+  it('runs one check at a time: concurrent calls share one, and a call during a check is answered by one that started after it', async () => {
+    const repository = t.app.get(AuditOutsideRepository);
+    const spy = jest.spyOn(repository, 'find');
+    try {
+      // A check in progress (the hourly one), then a row slipped in, then calls: they must see the row.
+      const hourly = t.app.get(AuditOutside).check();
+      await asSuperuser(t.db, [forge(6000000001, '2026-11-25T00:00:00Z', 'during-a-check')]);
+      const answers = await Promise.all([1, 2, 3, 4].map(() => landlord.get('/api/Audit/Outside')));
+      await hourly;
+      for (const a of answers) {
+        expect(a.status).toBe(200);
+        expect(named(a.json)).toEqual([['UserLogin', '6000000001', '2026-11-25T00:00:00.000000Z', 'not-in-log']]);
+      }
+      // The hourly check and one shared by the four calls (two if the hourly one had ended before they came).
+      expect(spy.mock.calls.length).toBeLessThanOrEqual(3);
+      expect(spy.mock.calls.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      spy.mockRestore();
+    }
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = 6000000001`]]);
+    await clean();
+  });
+
+  it('leaves a partition swapped for a doctored copy to the verifier, which names the changed row', async () => {
+    // The partition holding this month's sign-ins, detached and replaced by a copy with one name changed.
+    const [{ partition, id }] = await t.db.query<{ partition: string; id: string }>(
+      `SELECT tableoid::regclass::text AS "partition", "Id"::text AS "id" FROM "UserLogin" WHERE "CreatedUser" = 'Administrator' ORDER BY "Id" LIMIT 1`,
+    );
+    const [{ bound }] = await t.db.query<{ bound: string }>(`SELECT pg_get_expr(c.relpartbound, c.oid) AS "bound" FROM pg_class c WHERE c.oid = $1::regclass`, [partition]);
+    await t.db.query(`CREATE TABLE "UserLogin_doctored" (LIKE "UserLogin" INCLUDING DEFAULTS)`);
+    await t.db.query(`INSERT INTO "UserLogin_doctored" SELECT * FROM ${partition}`);
+    await t.db.query(`UPDATE "UserLogin_doctored" SET "CreatedUser" = 'someone-else' WHERE "Id" = $1`, [id]);
+    await t.db.query(`ALTER TABLE "UserLogin" DETACH PARTITION ${partition}`);
+    await t.db.query(`ALTER TABLE "UserLogin" ATTACH PARTITION "UserLogin_doctored" ${bound}`);
+    try {
+      // Same Ids and dates: nothing outside; the rows no longer match their leaves.
+      expect(await outside()).toEqual({ total: 0, rows: [] });
+      const failed = await verify();
+      expect(failed.code).toBe(1);
+      expect(failed.out.at(-1)).toMatch(new RegExp(`^FAILED: .*\\(UserLogin ${id}\\)`));
+    } finally {
+      await t.db.query(`ALTER TABLE "UserLogin" DETACH PARTITION "UserLogin_doctored"`);
+      await t.db.query(`ALTER TABLE "UserLogin" ATTACH PARTITION ${partition} ${bound}`);
+    }
+    await clean();
+  });
+});
