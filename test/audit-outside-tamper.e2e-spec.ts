@@ -1,3 +1,12 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
+import { createApp } from '../src/bootstrap';
+import { resolveSecrets } from '../src/config/secrets';
+import { loadSettings } from '../src/config/settings';
+import { firstAdministratorSignIn } from './helpers/users';
 import { AuditSealer, AUDIT_SEAL_LOCK_KEY } from '../src/audit-log/audit-sealer.service';
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
 import { AuditOutsideRepository } from '../src/audit-outside/audit-outside.repository';
@@ -73,6 +82,7 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
   // Whatever a case left when it failed half-way, so the next one starts from a clean log: leaves
   // outside the signed tree, and rows that are no leaf's, removed as the superuser.
   afterEach(async () => {
+    await t.db.query(`DROP TABLE IF EXISTS "AuditLeaf_shadow", "AuditRetentionRun_shadow", "RoleRegistryPermission_shadow"`);
     await asSuperuser(t.db, [[`DELETE FROM "AuditLeaf" WHERE "LeafIndex" < 0 OR "LeafIndex" >= (SELECT max("TreeSize") FROM "AuditCheckpoint")`]]);
     await sealAll();
     await asSuperuser(t.db, [
@@ -170,6 +180,16 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
       expect(failed.code).toBe(1);
       expect(failed.out).toContain(`UserLogin row ${row.Id} (2026-11-22T09:30:00.500000Z) is outside the log: waiting`);
       expect(failed.out.at(-1)).toMatch(new RegExp(`^FAILED: 1 rows outside the log; first: table UserLogin row ${row.Id} is outside the log \\(waiting\\)`));
+
+      // An entry dated ahead by hand so that it never ages: no trigger writes a date ahead of the clock.
+      const [later] = await t.db.query<{ Id: string }>(
+        `INSERT INTO "UserLogin" ("CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES ('2026-11-22T09:31:00Z', 'never-ages', 1, false) RETURNING "Id"::text AS "Id"`,
+      );
+      await t.db.query(`UPDATE "AuditPending" SET "EnqueuedDate" = 'infinity' WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [later.Id]);
+      expect(named(await outside())).toEqual([
+        ['UserLogin', row.Id, '2026-11-22T09:30:00.500000Z', 'waiting'],
+        ['UserLogin', later.Id, '2026-11-22T09:31:00.000000Z', 'waiting'],
+      ]);
     } finally {
       await holder.query('SELECT pg_advisory_unlock($1)', [AUDIT_SEAL_LOCK_KEY]);
       holder.release();
@@ -335,6 +355,67 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
     await clean();
   });
 
+  it('refuses rows put in a table inheriting from a registry table, which no registry trigger sees (a permission granted unrecorded)', async () => {
+    const changes = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AdminChange"`))[0].n;
+    const before = await changes();
+    const [role] = await t.db.query<{ Id: number; Permission: number }>(
+      `SELECT r."Id", p."PermissionSpecificationId" AS "Permission" FROM "RoleRegistry" r JOIN "RoleRegistryPermission" p ON p."RoleRegistryId" = r."Id" ORDER BY 1, 2 LIMIT 1`,
+    );
+    await t.db.query(`CREATE TABLE "RoleRegistryPermission_shadow" () INHERITS ("RoleRegistryPermission")`);
+    // The row would be read as the role's (a read of "RoleRegistryPermission" takes its children's rows), unrecorded.
+    await expect(
+      t.db.query(`INSERT INTO "RoleRegistryPermission_shadow" ("RoleRegistryId", "PermissionSpecificationId") VALUES ($1, $2)`, [role.Id, role.Permission]),
+    ).rejects.toMatchObject({ code: '23514' });
+    const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "RoleRegistryPermission" WHERE "RoleRegistryId" = $1 AND "PermissionSpecificationId" = $2`, [
+      role.Id,
+      role.Permission,
+    ]);
+    expect(n).toBe(1);
+    // A table filled first and then made a child is refused too.
+    await t.db.query(`DROP TABLE "RoleRegistryPermission_shadow"`);
+    await t.db.query(`CREATE TABLE "RoleRegistryPermission_shadow" ("RoleRegistryId" integer NOT NULL, "PermissionSpecificationId" integer NOT NULL)`);
+    await t.db.query(`INSERT INTO "RoleRegistryPermission_shadow" VALUES ($1, $2)`, [role.Id, role.Permission]);
+    await expect(t.db.query(`ALTER TABLE "RoleRegistryPermission_shadow" INHERIT "RoleRegistryPermission"`)).rejects.toThrow(/constraint "RoleRegistryPermission_OwnRows"/);
+    expect(await changes()).toBe(before);
+  });
+
+  it('names rows hidden by a leaf stored in a table inheriting from AuditLeaf, and a doctored copy of a sealed row stored in a table inheriting from AuditRetentionRun', async () => {
+    const id = '7000000001';
+    await asSuperuser(t.db, [forge(id, '2026-11-26T00:00:00Z', 'hidden-by-child-leaf')]);
+    await t.db.query(`CREATE TABLE "AuditLeaf_shadow" () INHERITS ("AuditLeaf")`);
+    // At a signed index (0): AuditLeaf's primary key does not reach its children.
+    await t.db.query(
+      `INSERT INTO "AuditLeaf_shadow" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+       VALUES (0, 'UserLogin', $1, '2026-11-26T00:00:00Z', sha256('x'), sha256('y'), now())`,
+      [id],
+    );
+    // A retention run sealed as usual, then a copy of it with another RowCount in a child.
+    const [run] = await t.db.query<{ Id: string }>(
+      `INSERT INTO "AuditRetentionRun" ("RunDate", "TableName", "PartitionName", "Cutoff", "RowCount") VALUES ('2026-11-26T01:00:00Z', 'UserLogin', 'UserLogin_p202001', '2020-02-01T00:00:00Z', 0) RETURNING "Id"::text AS "Id"`,
+    );
+    await sealAll();
+    await t.db.query(`CREATE TABLE "AuditRetentionRun_shadow" () INHERITS ("AuditRetentionRun")`);
+    await t.db.query(`INSERT INTO "AuditRetentionRun_shadow" SELECT "Id", "RunDate", "TableName", "PartitionName", "Cutoff", 999 FROM ONLY "AuditRetentionRun" WHERE "Id" = $1`, [run.Id]);
+
+    const body = await outside();
+    expect(named(body)).toEqual([
+      ['UserLogin', id, '2026-11-26T00:00:00.000000Z', 'not-in-log'],
+      ['AuditRetentionRun', run.Id, '2026-11-26T01:00:00.000000Z', 'not-in-log'],
+    ]);
+    expect(body.total).toBe(2);
+    // The verifier stops earlier: the child's leaf is served beside the signed leaf 0.
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toBe('FAILED: leaf 1: the service answered leaf 0 in its place (leaves duplicated or reordered)');
+    // Neither can be adopted: the row's Id has a leaf (the child's), the copy lives outside the table.
+    expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: [id] })).status).toBe(409);
+    expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'AuditRetentionRun', rowIds: [run.Id] })).status).toBe(400);
+
+    await t.db.query(`DROP TABLE "AuditLeaf_shadow", "AuditRetentionRun_shadow"`);
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = $1`, [id]]]);
+    await clean();
+  });
+
   it('runs one check at a time: concurrent calls share one, and a call during a check is answered by one that started after it', async () => {
     const repository = t.app.get(AuditOutsideRepository);
     const spy = jest.spyOn(repository, 'find');
@@ -380,5 +461,63 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
       await t.db.query(`ALTER TABLE "UserLogin" ATTACH PARTITION ${partition} ${bound}`);
     }
     await clean();
+  });
+});
+
+/**
+ * The two holes closed here, on the embedded default (PGlite, no ConnectionString): its one user is a
+ * superuser and owns every table, so the same insider statements apply.
+ */
+describe('rows slipped past the log by an insider, on the embedded database (issue 29)', () => {
+  jest.setTimeout(240_000);
+  let app: NestExpressApplication;
+  let db: DataSource;
+  let url: string;
+
+  beforeAll(async () => {
+    const settings = resolveSecrets(loadSettings({ DataDirectory: mkdtempSync(join(tmpdir(), 'tm-tamper-embedded-')), LogLevel: 'error' }));
+    app = await createApp(settings, { logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    db = app.get(DataSource);
+  }, 240_000);
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('names a row hidden under a leaf at LeafIndex -1 (the verifier exits 1, Adopt 409), and refuses a child of a registry table', async () => {
+    const landlord = new Browser(url);
+    expect((await firstAdministratorSignIn(landlord, 'Embedded-Tamper-Pass1')).status).toBe(200);
+    const [admin] = (await db.query(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'Administrator'`)) as { Id: number }[];
+    const key = await landlord.post(`/api/UserRegistry/${admin.Id}/ApiKey`, { name: 'embedded-verifier' });
+    expect(key.status).toBe(201);
+    const sealAll = async () => {
+      for (let i = 0; i < 20; i++) {
+        await app.get(AuditSealer).sealPending();
+        const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM "AuditPending"`)) as { n: number }[];
+        if (n === 0) return;
+      }
+      throw new Error('rows still wait to be sealed');
+    };
+    await sealAll();
+    await db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO "UserLogin" ("Id", "CreatedDate", "CreatedUser", "AuthenticationTypeId", "Failed") VALUES (1000000001, '2026-11-20T10:00:00Z', 'hidden-under-leaf', 1, false)`);
+      await tx.query(
+        `INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate") VALUES (-1, 'UserLogin', 1000000001, '2026-11-20T10:00:00Z', sha256('x'), sha256('y'), now())`,
+      );
+    });
+    await sealAll();
+    const outside = await landlord.get('/api/Audit/Outside');
+    expect(outside.status).toBe(200);
+    expect(outside.json.rows.map((r: any) => [r.table, r.rowId, r.createdDate, r.reason])).toEqual([['UserLogin', '1000000001', '2026-11-20T10:00:00.000000Z', 'not-in-log']]);
+    expect(outside.json.total).toBe(1);
+    const out: string[] = [];
+    expect(await run(['--url', url, '--api-key', key.json.apiKey], (l) => out.push(l), (l) => out.push(l))).toBe(1);
+    expect(out.at(-1)).toMatch(/^FAILED: 1 rows outside the log; first: table UserLogin row 1000000001 is outside the log/);
+    expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['1000000001'] })).status).toBe(409);
+
+    await db.query(`CREATE TABLE "UserRegistryApiKey_shadow" () INHERITS ("UserRegistryApiKey")`);
+    await expect(db.query(`INSERT INTO "UserRegistryApiKey_shadow" SELECT * FROM "UserRegistryApiKey" LIMIT 1`)).rejects.toThrow(/UserRegistryApiKey_OwnRows/);
+    expect(await app.get(AuditOutside).check()).toBe(1);
   });
 });
