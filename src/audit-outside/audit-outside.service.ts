@@ -133,7 +133,7 @@ export class AuditOutside {
               `Such a row was written behind the log: remove it and let the verifier judge the rest (docs/decisions/0031-admin-changes.md).`,
           );
         }
-        throw badRequest(`Not a row outside the log that can be sealed (no such row, sealed already, or a date no canonical form holds: infinite or outside years 0000-9999): ${refused.slice(0, 10).join(', ')}.`, [{ field: 'rowIds', message: 'each must name a row outside the log' }]);
+        throw badRequest(`Not a row outside the log that can be sealed (no such row, sealed already, a date no canonical form holds: infinite or outside years 0000-9999, or a row stored in a table inheriting from this one): ${refused.slice(0, 10).join(', ')}.`, [{ field: 'rowIds', message: 'each must name a row outside the log' }]);
       }
       const sorted = [...unsealed].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       await this.outside.enqueue(table, sorted, tx);
