@@ -7,6 +7,10 @@ import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
 import { firstAdministratorSignIn } from './helpers/users';
+import { dataSourceOptions, migrate } from '../src/database/data-source';
+import { MIGRATIONS } from '../src/database/migrations';
+import { NoInheritedRows1767500000000 } from '../src/database/migrations/1767500000000-NoInheritedRows';
+import { createTestDatabase } from './helpers/database';
 import { AuditSealer, AUDIT_SEAL_LOCK_KEY } from '../src/audit-log/audit-sealer.service';
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
 import { AuditOutsideRepository } from '../src/audit-outside/audit-outside.repository';
@@ -543,5 +547,43 @@ describe('rows slipped past the log by an insider, on the embedded database (iss
     await db.query(`CREATE TABLE "UserRegistryApiKey_shadow" () INHERITS ("UserRegistryApiKey")`);
     await expect(db.query(`INSERT INTO "UserRegistryApiKey_shadow" SELECT * FROM "UserRegistryApiKey" LIMIT 1`)).rejects.toThrow(/UserRegistryApiKey_OwnRows/);
     expect(await app.get(AuditOutside).check()).toBe(1);
+  });
+});
+
+/**
+ * Migration NoInheritedRows on an install where someone already made a child of a registry table: an
+ * empty child is given the constraint with its parent; a child holding rows stops the upgrade, naming
+ * it (those rows were read as the registry's, and no trigger saw them).
+ */
+describe('upgrading an install whose registry has a child table (migration NoInheritedRows)', () => {
+  jest.setTimeout(180_000);
+
+  it('refuses while a child holds rows, naming it; upgrades once it is empty, and the child can hold none after', async () => {
+    const db = await createTestDatabase();
+    try {
+      const before = MIGRATIONS.slice(0, MIGRATIONS.indexOf(NoInheritedRows1767500000000));
+      const old = await new DataSource({ ...dataSourceOptions(db.url, 2), migrations: before }).initialize();
+      try {
+        await migrate(old);
+        await old.query(`CREATE TABLE "TenantRegistry_shadow" () INHERITS ("TenantRegistry")`);
+        await old.query(`INSERT INTO "TenantRegistry_shadow" ("Id", "Name", "Landlord") VALUES (900, 'Shadow Landlord', true)`);
+      } finally {
+        await old.destroy();
+      }
+      const upgrade = async () => {
+        const next = await new DataSource({ ...dataSourceOptions(db.url, 2), migrations: MIGRATIONS }).initialize();
+        try {
+          await migrate(next);
+        } finally {
+          await next.destroy();
+        }
+      };
+      await expect(upgrade()).rejects.toThrow(/table "TenantRegistry_shadow" is a child of "TenantRegistry" \(INHERITS\) and holds rows/);
+      await db.query(`DELETE FROM "TenantRegistry_shadow"`);
+      await upgrade();
+      await expect(db.query(`INSERT INTO "TenantRegistry_shadow" ("Id", "Name", "Landlord") VALUES (900, 'Shadow Landlord', true)`)).rejects.toMatchObject({ code: '23514' });
+    } finally {
+      await db.drop();
+    }
   });
 });
