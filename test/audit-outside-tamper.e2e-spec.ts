@@ -237,6 +237,20 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
 
     await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = $1 AND "CreatedDate" = '2026-10-05T00:00:00Z'`, [sealed.Id]]]);
     await clean();
+
+    // Two rows slipped in under one new Id: both named; Adopt refuses (409) rather than let the sealer pick one.
+    await asSuperuser(t.db, [forge('8000000001', '2026-10-06T00:00:00Z', 'pair-a'), forge('8000000001', '2026-10-07T00:00:00Z', 'pair-b')]);
+    expect(named(await outside())).toEqual([
+      ['UserLogin', '8000000001', '2026-10-06T00:00:00.000000Z', 'not-in-log'],
+      ['UserLogin', '8000000001', '2026-10-07T00:00:00.000000Z', 'not-in-log'],
+    ]);
+    const pair = await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['8000000001'] });
+    expect(pair.status).toBe(409);
+    expect(pair.json.detail).toMatch(/UserLogin Id 8000000001 names more than one row/);
+    expect(await leafCount()).toBe(leaves);
+    await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = 8000000001 AND "CreatedDate" = '2026-10-07T00:00:00Z'`]]);
+    expect((await landlord.post('/api/Audit/Outside/Adopt', { table: 'UserLogin', rowIds: ['8000000001'] })).status).toBe(200);
+    await clean();
   });
 
   it('names rows of a partition ATTACHed full of rows, of the DEFAULT partition (a month far away, an infinite date), and adopts those that can be sealed', async () => {

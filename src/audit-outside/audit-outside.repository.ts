@@ -372,6 +372,16 @@ export class AuditOutsideRepository {
     return rows.map((r) => r.id);
   }
 
+  /**
+   * Of `ids`, those under which `table` holds more than one row (another date: the partitioned primary
+   * key is (Id, CreatedDate)). The sealer seals one row per waiting entry, and which of two it would
+   * take is chance: such Ids are not adopted.
+   */
+  async sharedIds(table: SealedTableName, ids: string[], tx: EntityManager): Promise<string[]> {
+    const rows = (await tx.query(`SELECT t."Id"::text AS "id" FROM "${table}" t WHERE t."Id" = ANY($1::bigint[]) GROUP BY t."Id" HAVING count(*) > 1`, [ids])) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
   /** Queues rows for the sealer (what the table's AFTER INSERT trigger would have done); one already waiting stays as it is. */
   async enqueue(table: SealedTableName, ids: string[], tx: EntityManager): Promise<void> {
     await tx.query(

@@ -135,6 +135,13 @@ export class AuditOutside {
         }
         throw badRequest(`Not a row outside the log that can be sealed (no such row, sealed already, a date no canonical form holds: infinite or outside years 0000-9999, or a row stored in a table inheriting from this one): ${refused.slice(0, 10).join(', ')}.`, [{ field: 'rowIds', message: 'each must name a row outside the log' }]);
       }
+      const shared = await this.outside.sharedIds(table, [...unsealed], tx);
+      if (shared.length > 0) {
+        throw conflict(
+          `Cannot be adopted: ${table} ${shared.length === 1 ? 'Id' : 'Ids'} ${shared.slice(0, 10).join(', ')} ${shared.length === 1 ? 'names' : 'name'} more than one row (other dates), ` +
+            `and the log holds one leaf per Id: which row would be sealed is chance. Remove the rows that do not belong, then adopt (docs/decisions/0031-admin-changes.md).`,
+        );
+      }
       const sorted = [...unsealed].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       await this.outside.enqueue(table, sorted, tx);
       await this.adminChanges.record(tx, actor, {
