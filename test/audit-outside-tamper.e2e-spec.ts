@@ -504,6 +504,17 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
     }
     await clean();
   });
+
+  it('leaves a TRUNCATE of a sealed table (triggers off) to the verifier, which names the first missing row; nothing is outside (last: the log stays broken)', async () => {
+    const [first] = await t.db.query<{ leafIndex: string; rowId: string }>(
+      `SELECT "LeafIndex"::text AS "leafIndex", "RowId"::text AS "rowId" FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' ORDER BY "LeafIndex" LIMIT 1`,
+    );
+    await asSuperuser(t.db, [[`TRUNCATE "UserLogin"`]]);
+    expect(await outside()).toEqual({ total: 0, rows: [] });
+    const failed = await verify();
+    expect(failed.code).toBe(1);
+    expect(failed.out.at(-1)).toMatch(new RegExp(`^FAILED: leaf ${first.leafIndex} \\(UserLogin ${first.rowId}\\): row missing, and no sealed retention run of UserLogin covers`));
+  });
 });
 
 /**
