@@ -1,8 +1,10 @@
-import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { UserRegistry } from '../users/user-registry.entity';
 
 /** An API key of one user (contract 6); rows are soft-deleted so the trail of who revoked what stays. */
 @Entity({ name: 'UserRegistryApiKey' })
+// Every row in the table itself, none in a table inheriting from it (which no trigger of this one sees): migration NoInheritedRows.
+@Check('UserRegistryApiKey_OwnRows', `tableoid = '"UserRegistryApiKey"'::regclass`)
 export class UserRegistryApiKey {
   @PrimaryGeneratedColumn('identity', { name: 'Id', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'UserRegistryApiKey_pkey' })
   id!: number;

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiConflictResponse, ApiOkResponse, ApiProperty, ApiTags } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsString } from 'class-validator';
 import type { Request } from 'express';
 import { adminActor } from '../admin-changes/admin-change.recorder';
@@ -71,6 +71,7 @@ export class AuditOutsideController {
   @RecordsAdminChange(ActionTypeId.RowsAdopted, requestedTable, undefined, [403])
   @ApiOkResponse({ type: AdoptedDto, description: 'The rows are leaves now; an AdminChange RowsAdopted records who adopted them.' })
   @ApiBadRequestResponse({ description: 'An unknown table, or an id that names no row outside the log.' })
+  @ApiConflictResponse({ description: 'An id under which a second row shares a sealed row\'s Id (another date), or a leaf outside the signed tree: outside the log, never adoptable.' })
   adopt(@CurrentPrincipal() principal: Principal, @Req() req: Request, @Body() body: AdoptDto): Promise<AdoptedDto> {
     return this.outside.adopt(adminActor(principal, req), body?.table, body?.rowIds);
   }

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { PgErrorCode, pgErrorCode } from '../common/errors';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
-import { canonicalSql } from '../audit-log/audited-rows.repository';
+import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, sealableSql } from '../audit-log/audited-rows.repository';
 
 /** How long a committed row may wait to be sealed before it counts as outside the log (contract 18). */
 export const OUTSIDE_WAIT_SECONDS = 60;
@@ -33,10 +33,47 @@ function exactSql(table: SealedTableName): string {
         FROM "${table}" t
        WHERE t."Id" BETWEEN $2 AND $3
          AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" = t."Id" AND l."RowCreatedDate" = ${date})
-         AND NOT EXISTS (SELECT 1 FROM "AuditPending" p WHERE p."TableName" = $1 AND p."RowId" = t."Id"))
+         -- Waiting covers a row only while its Id has no leaf, as in the summaries: an entry enqueued
+         -- beside a second row under a sealed row's Id (by hand) must not hide that row.
+         AND NOT EXISTS (SELECT 1 FROM "AuditPending" p WHERE p."TableName" = $1 AND p."RowId" = t."Id"
+                            AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" x WHERE x."TableName" = $1 AND x."RowId" = t."Id")))
     SELECT (SELECT count(*) FROM found)::float8 AS "total", f."Id"::text AS "rowId", ${canonicalTimestampSql('f."date"')} AS "createdDate"
       FROM found f ORDER BY f."date" NULLS FIRST, f."Id" LIMIT ${OUTSIDE_PAGE}`;
 }
+
+/**
+ * Stray leaves: AuditLeaf rows outside the signed tree (LeafIndex below 0, or at or above the latest
+ * checkpoint's TreeSize). The sealer writes each leaf with the checkpoint that signs it, in one
+ * transaction, so in one snapshot there are none; but INSERT is not refused on AuditLeaf (the
+ * append-only trigger refuses UPDATE, DELETE and TRUNCATE), so a table owner can add a leaf the
+ * verifier never reads (it reads leaves 0 to the checkpoint's size) whose (TableName, RowId) covers a
+ * row in the summaries and in the exact check, and makes the sealer skip that row as "sealed
+ * already". Such a leaf covers nothing. Two ranges of AuditLeaf's primary key (one statement, one
+ * snapshot), empty unless someone wrote there by hand; at most STRAY_LIMIT read.
+ */
+const STRAY_LIMIT = 10_000;
+const STRAY_SQL = `WITH size AS MATERIALIZED (SELECT coalesce(max(c."TreeSize"), 0) AS "n" FROM "AuditCheckpoint" c)
+  (SELECT l."TableName" AS "table", l."RowId"::text AS "rowId" FROM "AuditLeaf" l WHERE l."LeafIndex" < 0 ORDER BY l."LeafIndex" LIMIT ${STRAY_LIMIT})
+  UNION ALL
+  (SELECT l."TableName", l."RowId"::text FROM "AuditLeaf" l WHERE l."LeafIndex" >= (SELECT "n" FROM size) ORDER BY l."LeafIndex" LIMIT ${STRAY_LIMIT})`;
+
+/**
+ * Tables inheriting from $1 that are not its partitions (pg_inherits: normally none; a partitioned
+ * table cannot have any). A table owner may make one (`CREATE TABLE x () INHERITS ("AuditLeaf")`):
+ * its rows are read as the parent's, but the parent's primary key, unique keys and triggers do not see
+ * them. A child's name as regclass text, quoted where needed, for the statements below.
+ */
+const CHILDREN_SQL = `SELECT i.inhrelid::regclass::text AS "child" FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+  WHERE i.inhparent = $1::regclass AND NOT c.relispartition ORDER BY 1`;
+
+/**
+ * Rows of one sealed table by Id and date, read from `from` (the table itself, or a table inheriting
+ * from it) where `where` holds: every row under the Ids of its stray leaves ($1), whatever its date
+ * (none of them is in the log: the Id's only leaf is stray, and AuditLeaf is unique on (TableName,
+ * RowId)), or every row of a child.
+ */
+const rowsSql = (table: SealedTableName, from: string, where: string) =>
+  `SELECT t."Id"::text AS "rowId", ${canonicalTimestampSql(`t."${LEAF_DATE_COLUMN[table]}"`)} AS "createdDate" FROM ${from} t ${where}`;
 
 /**
  * The rows of one sealed table waiting longer than OUTSIDE_WAIT_SECONDS (no leaf yet, entry old).
@@ -48,7 +85,10 @@ function waitingSql(table: SealedTableName): string {
   return `WITH found AS (
       SELECT t."Id", ${date} AS "date"
         FROM "AuditPending" p JOIN "${table}" t ON t."Id" = p."RowId"
-       WHERE p."TableName" = $1 AND p."EnqueuedDate" < now() - make_interval(secs => ${OUTSIDE_WAIT_SECONDS})
+       -- An entry dated ahead of the database's clock by more than the wait was not written by the
+       -- trigger (its default is now(), the transaction's start): dated by hand so as never to age.
+       WHERE p."TableName" = $1
+         AND (p."EnqueuedDate" < now() - make_interval(secs => ${OUTSIDE_WAIT_SECONDS}) OR p."EnqueuedDate" > now() + make_interval(secs => ${OUTSIDE_WAIT_SECONDS}))
          AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $1 AND l."RowId" = t."Id"))
     SELECT (SELECT count(*) FROM found)::float8 AS "total", f."Id"::text AS "rowId", ${canonicalTimestampSql('f."date"')} AS "createdDate"
       FROM found f ORDER BY f."date" NULLS FIRST, f."Id" LIMIT ${OUTSIDE_PAGE}`;
@@ -188,6 +228,13 @@ export class AuditOutsideRepository {
         start = last === MAX_ID ? null : await this.nextId(table, last + 1n);
       }
     }
+    inTime();
+    await this.strayCovered((table, rows) => {
+      const seen = new Set(found.filter((f) => f.table === table).map((f) => `${f.rowId}:${f.createdDate}`));
+      const fresh = rows.filter((r) => !seen.has(`${r.rowId}:${r.createdDate}`));
+      total += fresh.length;
+      for (const r of fresh) found.push({ table, rowId: r.rowId, createdDate: r.createdDate, reason: 'not-in-log' });
+    });
     found.sort(oldestFirst);
     const page = found.slice(0, OUTSIDE_PAGE);
     const details = new Map<string, { canonical: string; createdDate: string | null }>();
@@ -208,6 +255,30 @@ export class AuditOutsideRepository {
     };
   }
 
+
+  /**
+   * The rows under the Ids of stray leaves (STRAY_SQL, and every leaf stored in a table inheriting from
+   * AuditLeaf), and every row stored in a table inheriting from a sealed table (a second copy of a
+   * sealed row there is invisible to the summaries and to the exact check, which match it to the
+   * real row's leaf), per table: outside the log whatever the summaries said.
+   */
+  private async strayCovered(keep: (table: SealedTableName, rows: { rowId: string; createdDate: string | null }[]) => void): Promise<void> {
+    const stray = (await this.dataSource.query(STRAY_SQL)) as { table: string; rowId: string }[];
+    for (const { child } of (await this.dataSource.query(CHILDREN_SQL, ['"AuditLeaf"'])) as { child: string }[]) {
+      stray.push(...((await this.dataSource.query(`SELECT "TableName" AS "table", "RowId"::text AS "rowId" FROM ${child} LIMIT ${STRAY_LIMIT}`)) as { table: string; rowId: string }[]));
+    }
+    for (const table of SEALED_TABLES) {
+      for (const { child } of (await this.dataSource.query(CHILDREN_SQL, [`"${table}"`])) as { child: string }[]) {
+        keep(table, (await this.dataSource.query(rowsSql(table, child, `LIMIT ${OUTSIDE_PAGE}`))) as { rowId: string; createdDate: string | null }[]);
+      }
+    }
+    for (const table of SEALED_TABLES) {
+      const ids = [...new Set(stray.filter((s) => s.table === table).map((s) => s.rowId))];
+      if (ids.length === 0) continue;
+      const rows = (await this.dataSource.query(rowsSql(table, `"${table}"`, `WHERE t."Id" = ANY($1::bigint[])`), [ids])) as { rowId: string; createdDate: string | null }[];
+      keep(table, rows);
+    }
+  }
 
   /** The lowest Id of `table` at or above `from`, or null (one probe of each partition's primary key). */
   private async nextId(table: SealedTableName, from: bigint): Promise<bigint | null> {
@@ -265,13 +336,49 @@ export class AuditOutsideRepository {
     return BigInt(s.rowsN) !== leaves.n + BigInt(s.waitingN) || BigInt(s.rowsH) !== leaves.h + BigInt(s.waitingH);
   }
 
-  /** Of `ids`, those of rows of `table` that exist and have no leaf (the rows an adoption may seal). */
+  /**
+   * Of `ids`, those of rows of `table` that exist, have no leaf, can be sealed (sealableSql: a date the
+   * canonical form can hold; else the sealer would take the entry and seal nothing) and are stored in
+   * the table itself: the rows an adoption may seal.
+   */
   async unsealed(table: SealedTableName, ids: string[], tx: EntityManager): Promise<string[]> {
     const rows = (await tx.query(
       `SELECT DISTINCT t."Id"::text AS "id" FROM "${table}" t
-        WHERE t."Id" = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $2 AND l."RowId" = t."Id")`,
+        WHERE t."Id" = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $2 AND l."RowId" = t."Id")
+          AND ${sealableSql(table, 't', '$3')}
+          -- Stored in the table or one of its partitions, not in a table inheriting from it (CHILDREN_SQL):
+          -- a row there stays outside the log whatever is sealed.
+          AND (SELECT c.relispartition OR c.oid = '"${table}"'::regclass FROM pg_class c WHERE c.oid = t.tableoid)`,
+      [ids, table, CANONICAL_TIMESTAMP_SOURCE],
+    )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Of `ids`, those under which a row of `table` exists whose Id has a leaf of another row (another
+   * date: a second row under a sealed row's Id) or a stray leaf (outside the signed tree, or stored in
+   * a table inheriting from AuditLeaf): rows that
+   * are outside the log but can never be adopted, since AuditLeaf holds one leaf per (TableName, RowId).
+   */
+  async underAnotherLeaf(table: SealedTableName, ids: string[], tx: EntityManager): Promise<string[]> {
+    const date = `t."${LEAF_DATE_COLUMN[table]}"`;
+    const rows = (await tx.query(
+      `SELECT DISTINCT t."Id"::text AS "id" FROM "${table}" t JOIN "AuditLeaf" l ON l."TableName" = $2 AND l."RowId" = t."Id"
+        WHERE t."Id" = ANY($1::bigint[])
+          AND (l."RowCreatedDate" IS DISTINCT FROM ${date} OR l."LeafIndex" < 0 OR l."LeafIndex" >= (SELECT coalesce(max(c."TreeSize"), 0) FROM "AuditCheckpoint" c)
+               OR l.tableoid <> '"AuditLeaf"'::regclass)`,
       [ids, table],
     )) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /**
+   * Of `ids`, those under which `table` holds more than one row (another date: the partitioned primary
+   * key is (Id, CreatedDate)). The sealer seals one row per waiting entry, and which of two it would
+   * take is chance: such Ids are not adopted.
+   */
+  async sharedIds(table: SealedTableName, ids: string[], tx: EntityManager): Promise<string[]> {
+    const rows = (await tx.query(`SELECT t."Id"::text AS "id" FROM "${table}" t WHERE t."Id" = ANY($1::bigint[]) GROUP BY t."Id" HAVING count(*) > 1`, [ids])) as { id: string }[];
     return rows.map((r) => r.id);
   }
 

@@ -1,7 +1,9 @@
-import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
 /** A tenant (contract 6). Names are unique case-insensitively (an expression index the migration owns). */
 @Entity({ name: 'TenantRegistry' })
+// Every row in the table itself, none in a table inheriting from it (which no trigger of this one sees): migration NoInheritedRows.
+@Check('TenantRegistry_OwnRows', `tableoid = '"TenantRegistry"'::regclass`)
 @Index('UX_TenantRegistry_Name', { synchronize: false })
 export class TenantRegistry {
   @PrimaryGeneratedColumn('identity', { name: 'Id', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'TenantRegistry_pkey' })

@@ -1,4 +1,4 @@
-import { Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
+import { Check, Column, Entity, ForeignKey, Index, PrimaryGeneratedColumn } from 'typeorm';
 import { RoleRegistry } from './role-registry.entity';
 
 /**
@@ -6,6 +6,8 @@ import { RoleRegistry } from './role-registry.entity';
  * expression index the migration owns).
  */
 @Entity({ name: 'UserRegistry' })
+// Every row in the table itself, none in a table inheriting from it (which no trigger of this one sees): migration NoInheritedRows.
+@Check('UserRegistry_OwnRows', `tableoid = '"UserRegistry"'::regclass`)
 @Index('UX_UserRegistry_Name', { synchronize: false })
 export class UserRegistry {
   @PrimaryGeneratedColumn('identity', { name: 'Id', generatedIdentity: 'BY DEFAULT', primaryKeyConstraintName: 'UserRegistry_pkey' })

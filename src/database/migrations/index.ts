@@ -16,6 +16,7 @@ import { SecuritySink1767100000000 } from './1767100000000-SecuritySink';
 import { AdminChange1767000000000 } from './1767000000000-AdminChange';
 import { AdminChangeSearchText1767000000001 } from './1767000000001-AdminChangeSearchText';
 import { AdminChangeTruncate1767300000000 } from './1767300000000-AdminChangeTruncate';
+import { NoInheritedRows1767500000000 } from './1767500000000-NoInheritedRows';
 
 /** Every migration, in order. A new migration is a new timestamped file added here. */
-export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, ArchiverCounterModelName1765500000000, ArchiverWarningMinute1765500000001, TamperEvidentAudit1766000000000, PartitionTelemetry1766100000000, PartitionAudit1766100000001, ApiKeyLastUsedUserAgent1766500000000, AdminChange1767000000000, AdminChangeSearchText1767000000001, SecuritySink1767100000000, UserPasskey1767200000000, AdminChangeTruncate1767300000000];
+export const MIGRATIONS = [InitialSchema1763800000000, ReadIndexes1763904000000, SignInThrottle1764200000000, AuditSearchText1764400000000, AppendOnlyAutovacuum1764400000001, UserSession1764500000000, AnonymousLogout1765000000000, ArchiverCounterModelName1765500000000, ArchiverWarningMinute1765500000001, TamperEvidentAudit1766000000000, PartitionTelemetry1766100000000, PartitionAudit1766100000001, ApiKeyLastUsedUserAgent1766500000000, AdminChange1767000000000, AdminChangeSearchText1767000000001, SecuritySink1767100000000, UserPasskey1767200000000, AdminChangeTruncate1767300000000, NoInheritedRows1767500000000];
