@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { createApp } from '../src/bootstrap';
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { run } from '../src/audit-log/verify/main';
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
 import { resolveSecrets } from '../src/config/secrets';
 import { loadSettings } from '../src/config/settings';
 import { Browser } from './helpers/http';
 import { firstAdministratorSignIn } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 const ADMIN_PASSWORD = 'Embedded-Adm1n-Pass';
 
@@ -39,14 +39,7 @@ describe('administrative changes and no row outside the log, on the embedded dat
     await app?.close();
   });
 
-  const sealAll = async () => {
-    for (let i = 0; i < 20; i++) {
-      await app.get(AuditSealer).sealPending();
-      const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM "AuditPending"`)) as { n: number }[];
-      if (n === 0) return;
-    }
-    throw new Error('rows still wait to be sealed');
-  };
+  const sealAll = () => sealAllPending(app);
 
   it('records and seals changes, and finds, reports and adopts a row slipped past the triggers', async () => {
     const landlord = new Browser(url);

@@ -1,4 +1,3 @@
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
 import { AuditOutsideRepository, OutsideDeadlineError, OUTSIDE_SLICE_IDS } from '../src/audit-outside/audit-outside.repository';
 import { startTestApp, TestApp } from './helpers/app';
@@ -7,6 +6,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { signInAdministrator } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 /**
  * The check for rows outside the log by summaries and Id ranges (issue 29, contract 18): it compares
@@ -22,12 +22,7 @@ describe('rows outside the log found by range summaries (issue 29)', () => {
   let landlord: Browser;
   const BASE = 5_000_000;
 
-  const sealAll = async () =>
-    eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
+  const sealAll = () => sealAllPending(t.app);
 
   beforeAll(async () => {
     t = await startTestApp({ logger: new CapturedLogs() });

@@ -23,6 +23,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { signInAdministrator } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 /**
  * Rows slipped past the log as an insider would (issue 29, contract 18), each against the real
@@ -45,12 +46,7 @@ describe('rows slipped past the log by an insider (issue 29, contract 18)', () =
   let landlord: Browser;
   let apiKey: string;
 
-  const sealAll = async () =>
-    eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
+  const sealAll = () => sealAllPending(t.app);
   const verify = async () => {
     const out: string[] = [];
     const code = await run(['--url', t.url, '--api-key', apiKey], (l) => out.push(l), (l) => out.push(l));

@@ -1,5 +1,4 @@
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { run } from '../src/audit-log/verify/main';
 import { startTestApp, TestApp } from './helpers/app';
 import { createKey } from './helpers/api-keys';
@@ -9,6 +8,7 @@ import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 import { ActionTypeId } from '../src/admin-changes/admin-change.types';
+import { sealAllPending } from './helpers/sealing';
 
 /**
  * No row outside the log (contract 18), on PostgreSQL: rows slipped into the sealed tables as a
@@ -24,12 +24,7 @@ describe('no row outside the log (contract 18)', () => {
   let landlord: Browser;
   let apiKey: string;
 
-  const sealAll = async () =>
-    eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
+  const sealAll = () => sealAllPending(t.app);
   const verify = async () => {
     const out: string[] = [];
     const code = await run(['--url', t.url, '--api-key', apiKey], (l) => out.push(l), (l) => out.push(l));

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
@@ -17,6 +16,7 @@ import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { insertUser, signInAdministrator } from './helpers/users';
 import { Permission } from '../src/access/permissions';
+import { sealAllPending } from './helpers/sealing';
 
 const ROOT = join(__dirname, '..');
 const VERIFIER = join(ROOT, 'dist', 'audit-log', 'verify', 'main.js');
@@ -63,13 +63,7 @@ describe('npm run audit:verify against the real service', () => {
   };
 
   /** What the one-second job does, until nothing waits: a test need not wait for the timer. */
-  const sealAll = async () => {
-    await eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    }, 60_000);
-  };
+  const sealAll = () => sealAllPending(t.app, 60_000);
 
 
   const leafOf = async (table: string, id: string): Promise<number> =>

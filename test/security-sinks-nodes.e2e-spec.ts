@@ -1,10 +1,10 @@
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { ManualClock } from '../src/common/clock';
 import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { deliveryOrder, HttpReceiver } from './helpers/sink-receivers';
 import { signInAdministrator } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 /**
  * Two service nodes on one database deliver a sink one at a time (contract 19): never both at once,
@@ -32,12 +32,7 @@ describe('security sinks on two nodes (contract 19)', () => {
 
   it('one deliverer at a time; the other node takes over when it stops; every leaf in order', async () => {
     const { browser } = await signInAdministrator(a);
-    const sealAll = () =>
-      eventually(async () => {
-        await a.app.get(AuditSealer).sealPending();
-        const [{ n }] = await a.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-        return n === 0;
-      });
+    const sealAll = () => sealAllPending(a.app);
     await a.db.query(`INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed") SELECT 'n' || g, 1, false FROM generate_series(1, 6000) g`);
     await sealAll();
     receiver.delayMs = 150;

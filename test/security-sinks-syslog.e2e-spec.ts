@@ -2,13 +2,13 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
 import { Browser } from './helpers/http';
 import { deliveryOrder, Rsyslog } from './helpers/sink-receivers';
 import { signInAdministrator } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 /** A CA and a server certificate for 127.0.0.1, made here with openssl, for rsyslog's TLS listener. */
 function makeCertificates(): { caFile: string; certFile: string; keyFile: string } {
@@ -35,13 +35,7 @@ describe('syslog sinks against rsyslog (contract 19)', () => {
   const plain = new Rsyslog();
   const tls = new Rsyslog({ tls: certificates });
 
-  const sealAll = async () => {
-    await eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
-  };
+  const sealAll = () => sealAllPending(t.app);
   const insertLogins = (count: number) =>
     t.db.query(
       `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp", "UserAgent")

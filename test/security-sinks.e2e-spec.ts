@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { SinkDeliverer } from '../src/sinks/sink-deliverer.service';
 import { requestWithoutCookies, createKey } from './helpers/api-keys';
 import { startTestApp, TestApp } from './helpers/app';
@@ -8,6 +7,7 @@ import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { deliveryOrder, HttpReceiver } from './helpers/sink-receivers';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
+import { sealAllPending } from './helpers/sealing';
 
 const SECRET = 'webhook-signing-key-0123456789';
 
@@ -23,13 +23,7 @@ describe('security sinks (contract 19)', () => {
   let landlord: Browser;
   const receiver = new HttpReceiver();
 
-  const sealAll = async () => {
-    await eventually(async () => {
-      await t.app.get(AuditSealer).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
-  };
+  const sealAll = () => sealAllPending(t.app);
   const insertLogins = (count: number, user = 'sink-user') =>
     t.db.query(
       `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "FailureTypeId", "RemoteIp", "UserAgent")
