@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 import { AuditLeaf } from './audit-log.entities';
-import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
+import { canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
 
 /** A leaf as the routes serve it: the date already in canonical text (microseconds kept). */
 export interface LeafRow {
@@ -40,7 +40,7 @@ export interface AppendedFromPending {
 const FOUND = SEALED_TABLES.map((table) => {
   const dates = readRenderedDate('s');
   return `SELECT s."Seq", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
-            ${sealableSql(table, 's', '$4', dates)} AS "ok"
+            ${sealableSql(table, 's', dates)} AS "ok"
        FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
 }).join('\n     UNION ALL\n     ');
 
@@ -54,7 +54,7 @@ const keysOf = (condition: string, name: string) =>
  * the leaf record and LeafHash = SHA-256(0x00 || record) (contract 15), so no row travels to the
  * service and back; only the 32-byte leaf hashes come back, as one byte string in LeafIndex order,
  * for the tree. Entries whose row is gone, already sealed or not sealable are consumed without a leaf
- * and reported. $2 batch size, $3 SealedDate, $4 the canonical timestamp pattern.
+ * and reported. $2 batch size, $3 SealedDate.
  */
 const appendFromPendingSql = (checkSealed: boolean) => `
   WITH taken AS (
@@ -117,7 +117,7 @@ const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p.
  * AuditLeaf's unique key refuses; a row gone or not sealable makes `added` < `taken`, and an Id naming
  * two rows of which one is not sealable makes `found` > `taken`. Either way the caller rolls the batch
  * back and runs the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2
- * batch size, $3 SealedDate, $4 the canonical timestamp pattern (as in the careful statement).
+ * batch size, $3 SealedDate (as in the careful statement).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
   WITH taken AS (
@@ -130,7 +130,7 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
      ${SEALED_TABLES.map((table) => {
        const dates = readRenderedDate('s');
        return `SELECT '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
-            ${sealableSql(table, 's', '$4', dates)} AS "ok"
+            ${sealableSql(table, 's', dates)} AS "ok"
        FROM (SELECT t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
      }).join('\n     UNION ALL\n     ')}
   ),
@@ -179,7 +179,7 @@ export class AuditLeafRepository {
    * fail (unique violation, 23505): the caller runs the batch again with it.
    */
   async appendFromPending(tx: EntityManager, first: number, limit: number, sealedDate: Date, checkSealed: boolean): Promise<AppendedFromPending> {
-    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
+    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate])) as {
       taken: number;
       added: number;
       hashes: Buffer | null;
@@ -217,7 +217,7 @@ export class AuditLeafRepository {
    * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
    */
   async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer[] } | null> {
-    const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
+    const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
       taken: number;
       found: number;
       added: number;
