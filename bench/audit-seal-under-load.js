@@ -5,12 +5,14 @@
  * backlog; the checkpoint covering the backlog within 20 s of its commit.
  *
  * One service, one database. Password sign-ins (autocannon, BENCH_CONNECTIONS connections, default 10,
- * over 1,000 accounts, SignInThrottle off) keep the Argon2 gate busy. Rounds alternate their order:
- * - "idle": sign-ins for SECONDS; the rate over the window after a warm-up second.
- * - "sealing": sign-ins start, then one INSERT … SELECT generate_series of 100,000 UserLogin rows (the
- *   bench's own connection); from its commit to the moment the last row is a leaf (the leaf and the
- *   checkpoint that covers it commit in one transaction) the rate of 2xx sign-ins is counted.
- * Reported: both rates, their ratio per round (median), and the time to the checkpoint.
+ * over 1,000 accounts, SignInThrottle off) keep the Argon2 gate busy throughout a round:
+ * - "idle" before: IDLE_SECONDS with nothing pending (after a warm-up second);
+ * - "sealing": one INSERT … SELECT generate_series of 100,000 UserLogin rows (the bench's own
+ *   connection); from its commit to the moment the last row is a leaf (the leaf and the checkpoint
+ *   that covers it commit in one transaction) the rate of 2xx sign-ins is counted;
+ * - "idle" after: IDLE_SECONDS once it is sealed (after half a second).
+ * Reported: the rates, the ratio of sealing to the mean of the two idle windows beside it (median of
+ * the rounds), and the time to the checkpoint.
  *
  * Run: npm run build && node bench/audit-seal-under-load.js [rounds]
  * (BENCH_ROOT=<another checkout, built> measures that build instead.)
@@ -20,7 +22,7 @@ const { Pool } = require('pg');
 const lib = require('./lib/service');
 
 const BACKLOG = 100_000;
-const SECONDS = 10;
+const IDLE_SECONDS = 8;
 const PASSWORD = 'Bench-Adm1n-Password';
 const USERS = 1000;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -72,17 +74,15 @@ async function main() {
     await sleep(3000);
     await warm.stop();
 
-    const idleRound = async () => {
+    // One round: sign-ins throughout; the rate with nothing pending just before the backlog and just
+    // after it is sealed (IDLE_SECONDS each), and while it is sealed. The ratio is taken against the
+    // mean of the two idle windows beside it, so a drift of the shared machine's other load between
+    // rounds cancels out.
+    const round = async () => {
       const load = signIns(service.url);
-      const start = Date.now();
-      await sleep(SECONDS * 1000);
-      const rate = load.rate(start + 1000, Date.now());
-      await load.stop();
-      return { rate, errors: load.errors() };
-    };
-    const sealingRound = async () => {
-      const load = signIns(service.url);
-      await sleep(1000);
+      const startedAt = Date.now();
+      await sleep((1 + IDLE_SECONDS) * 1000);
+      const before = load.rate(startedAt + 1000, Date.now());
       const { rows } = await pool.query(
         `INSERT INTO "UserLogin" ("CreatedUser", "AuthenticationTypeId", "Failed", "RemoteIp", "UserAgent")
          SELECT 'bulk-' || g, 1, false, '198.51.100.' || (g % 250), 'bench/audit-seal-under-load' FROM generate_series(1, $1) g
@@ -97,34 +97,26 @@ async function main() {
         await sleep(20);
       }
       const sealed = Date.now();
-      const rate = load.rate(committed, sealed);
+      await sleep((0.5 + IDLE_SECONDS) * 1000);
+      const after = load.rate(sealed + 500, Date.now());
+      const busy = load.rate(committed, sealed);
       await load.stop();
-      return { rate, seconds: (sealed - committed) / 1000, errors: load.errors() };
+      return { idle: (before + after) / 2, before, after, busy, seconds: (sealed - committed) / 1000, errors: load.errors() };
     };
     const samples = { idle: [], busy: [], ratio: [], seconds: [], errors: 0 };
     for (let i = 0; i < rounds; i++) {
-      // Both rounds start with nothing pending.
       while (Number((await pool.query(`SELECT count(*) AS n FROM "AuditPending"`)).rows[0].n) > 0) await sleep(100);
-      let idle;
-      let busy;
-      if (i % 2 === 0) {
-        idle = await idleRound();
-        busy = await sealingRound();
-      } else {
-        busy = await sealingRound();
-        while (Number((await pool.query(`SELECT count(*) AS n FROM "AuditPending"`)).rows[0].n) > 0) await sleep(100);
-        idle = await idleRound();
-      }
-      samples.idle.push(idle.rate);
-      samples.busy.push(busy.rate);
-      samples.ratio.push(busy.rate / idle.rate);
-      samples.seconds.push(busy.seconds);
-      samples.errors += idle.errors + busy.errors;
+      const r = await round();
+      samples.idle.push(r.idle);
+      samples.busy.push(r.busy);
+      samples.ratio.push(r.busy / r.idle);
+      samples.seconds.push(r.seconds);
+      samples.errors += r.errors;
       console.log(
-        `round ${i + 1}: idle ${idle.rate.toFixed(1)} sign-ins/s, sealing ${busy.rate.toFixed(1)} (ratio ${(busy.rate / idle.rate).toFixed(2)}); backlog sealed ${busy.seconds.toFixed(1)} s after its commit; load average ${require('node:os').loadavg()[0].toFixed(1)}`,
+        `round ${i + 1}: idle ${r.before.toFixed(1)} before / ${r.after.toFixed(1)} after sign-ins/s, sealing ${r.busy.toFixed(1)} (ratio ${(r.busy / r.idle).toFixed(2)}); backlog sealed ${r.seconds.toFixed(1)} s after its commit; load average ${require('node:os').loadavg()[0].toFixed(1)}`,
       );
     }
-    lib.printTable(`Sign-in (${CONNECTIONS} connections) while a ${BACKLOG.toLocaleString('en')}-row backlog is sealed vs nothing pending, ${rounds} alternating rounds (medians)`, [
+    lib.printTable(`Sign-in (${CONNECTIONS} connections) while a ${BACKLOG.toLocaleString('en')}-row backlog is sealed vs nothing pending just before and after, ${rounds} rounds (medians)`, [
       {
         'idle sign-ins/s': lib.median(samples.idle).toFixed(1),
         'sealing sign-ins/s': lib.median(samples.busy).toFixed(1),
