@@ -1,17 +1,20 @@
 /**
  * How long the sealer yields between two batches while sign-in work waits (issue 29; the same signal
- * as the security sinks', docs/decisions/0029). A batch is one thread's work at a time: the sealing
- * statement in one PostgreSQL backend, then the tree in the service's event loop, never both at once.
- * Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most a fifth of one core, a
- * tenth of the two cores sign-in saturates; under load a batch's wall time also counts the time it
- * waited for a core, so the CPU it takes is less still. A 100,000-row backlog (five batches of 20,000)
- * then reaches its checkpoint within 5 × 5 × a batch's time: 20 s while a batch takes under 0.8 s.
- * With nothing waiting the sealer goes at once. Not a backoff: nothing failed, the pause never grows
- * from batch to batch, and it ends as soon as sign-in work stops waiting.
+ * as the security sinks', docs/decisions/0029 and 0034). A batch is one thread's work at a time: the
+ * sealing statement in one PostgreSQL backend, then the tree in the service's event loop, never both
+ * at once. Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most an eighth of the
+ * two cores sign-in saturates, counted in wall time; and while sign-in saturates them a batch's wall
+ * time is mostly its waits for a core (about 0.4 of it is CPU: unpaced, 100,000 rows took 5.7 s under
+ * sign-in load for ~2.3 s of CPU, bench/RESULTS.md issue 29), so the CPU it takes is about a twentieth
+ * of them, under the tenth the issue allows. A 100,000-row
+ * backlog (five batches of 20,000) then reaches its checkpoint within 5 × 4 × a batch's time: 20 s
+ * while a batch takes under a second. With nothing waiting the sealer goes at once. Not a backoff:
+ * nothing failed, the pause never grows from batch to batch, and it ends as soon as sign-in work
+ * stops waiting.
  */
 
 /** Pause = this × the last batch's elapsed time: the sealer holds 1 / (1 + factor) of the time. */
-export const SEAL_YIELD_FACTOR = 4;
+export const SEAL_YIELD_FACTOR = 3;
 /** No single pause is longer than this, however long a batch took on a loaded machine. */
 export const SEAL_YIELD_MAX_MS = 4_000;
 /** A pause is slept in slices this long, each after asking again whether sign-in work still waits. */
