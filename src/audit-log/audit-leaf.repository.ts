@@ -110,9 +110,11 @@ const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p.
 /**
  * The fast sealing statement: the common case, where every entry consumed names one sealable row of
  * its table that has no leaf yet. It skips what only the exceptions need (DISTINCT ON per entry, the
- * count of copies, the row_number sort by Seq, the classification and its keys): the leaves are
- * numbered from $1 in the order the rows are read, and the hashes come back unsorted, each beside its
- * index (int8send: 8 bytes big-endian), for the service to place. Exceptions still cannot slip through:
+ * count of copies, the classification and its keys, the ORDER BY of the hashes' aggregate): the
+ * leaves are numbered from $1 in Seq order as before (the order the triggers enqueued the rows, across
+ * tables: a sink's reader sees a change before the sign-ins written after it), the one sort left, of
+ * narrow rows; the hashes come back unsorted, each beside its index (int8send: 8 bytes big-endian),
+ * for the service to place. Exceptions still cannot slip through:
  * a row already sealed, or an Id naming two rows, gives a second leaf of one (TableName, RowId), which
  * AuditLeaf's unique key refuses; a row gone or not sealable makes `added` < `taken`, and an Id naming
  * two rows of which one is not sealable makes `found` > `taken`. Either way the caller rolls the batch
@@ -129,14 +131,14 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
   found AS (
      ${SEALED_TABLES.map((table) => {
        const dates = readRenderedDate('s');
-       return `SELECT '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
+       return `SELECT s."Seq", '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
             ${sealableSql(table, 's', dates)} AS "ok"
-       FROM (SELECT t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
+       FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
      }).join('\n     UNION ALL\n     ')}
   ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-    SELECT $1::bigint + row_number() OVER () - 1, "TableName", "RowId", "date", "rowHash",
+    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "date", "rowHash",
            sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
            $3
       FROM found WHERE "ok"

@@ -4,9 +4,9 @@
  * sealing statement in one PostgreSQL backend, then the tree in the service's event loop, never both
  * at once. Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most an eighth of the
  * two cores sign-in saturates, counted in wall time; and while sign-in saturates them a batch's wall
- * time is mostly its waits for a core (about 0.4 of it is CPU: unpaced, 100,000 rows took 5.7 s under
- * sign-in load for ~2.3 s of CPU, bench/RESULTS.md issue 29), so the CPU it takes is about a twentieth
- * of them, under the tenth the issue allows. A 100,000-row
+ * time is half waits for a core (unpaced, 100,000 rows took a median 4.8 s under sign-in load and
+ * ~2.4 s of CPU alone, bench/RESULTS.md issue 29), so the CPU it takes is about a sixteenth of them,
+ * under the tenth the issue allows. A 100,000-row
  * backlog (five batches of 20,000) then reaches its checkpoint within 5 × 4 × a batch's time: 20 s
  * while a batch takes under a second. With nothing waiting the sealer goes at once. Not a backoff:
  * nothing failed, the pause never grows from batch to batch, and it ends as soon as sign-in work
