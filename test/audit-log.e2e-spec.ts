@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
+import { AuditLeafRepository } from '../src/audit-log/audit-leaf.repository';
 import { rootOf, verifyConsistency, verifyInclusion } from '../src/audit-log/merkle';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { spoolPath } from '../src/common/json-lines-spool';
@@ -423,5 +424,85 @@ describe('tamper-evident audit log (contract 15)', () => {
     const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
     expect(max).toBe(n - 1);
     expect(logs.count('warn', new RegExp(`^1 audit rows were waiting to be sealed a second time and were sealed once: UserLogin:${first}$`))).toBe(1);
+  });
+
+  /** Runs `work` while this test holds the seal lock, so the one-second job seals none of its rows meanwhile. */
+  const holdingSealLock = async (work: () => Promise<void>) => {
+    const holder = new Client({ connectionString: t.db.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT pg_advisory_xact_lock(7206310519)`);
+      await work();
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+  };
+
+  it('ordinary rows are sealed by the fast statement alone; an Id naming two rows (two months, by hand) makes it give way to the careful one, which seals one and names it', async () => {
+    const leaves = t.app.get(AuditLeafRepository);
+    const fast = jest.spyOn(leaves, 'appendFromPendingFast');
+    const careful = jest.spyOn(leaves, 'appendFromPending');
+    try {
+      await sealAll();
+      const [{ Id: plain }] = await insertLogin('plain');
+      await sealAll();
+      expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${plain}`)).status).toBe(200);
+      expect(fast).toHaveBeenCalled();
+      expect(careful).not.toHaveBeenCalled();
+
+      const id = '900000001';
+      let before = '';
+      let after = '';
+      const size = (await latest()).treeSize;
+      await holdingSealLock(async () => {
+        [{ Id: before }] = await insertLogin('doubled-before');
+        // One statement, so one pending entry (the second trigger's insert is ON CONFLICT DO NOTHING) for two rows.
+        await t.db.query(
+          `INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId", "CreatedDate") VALUES ($1, 'doubled-a', 1, now()), ($1, 'doubled-b', 1, now() - interval '40 days')`,
+          [id],
+        );
+        [{ Id: after }] = await insertLogin('doubled-after');
+      });
+      await sealAll();
+      expect(careful).toHaveBeenCalled();
+      expect((await latest()).treeSize).toBe(size + 3);
+      for (const rowId of [before, id, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
+      expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [id])).toHaveLength(1);
+      const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
+      expect(max).toBe(n - 1);
+      expect(logs.count('error', new RegExp(`^1 audit rows share their Id with another row of their table: only one of each can be sealed: UserLogin:${id}$`))).toBe(1);
+    } finally {
+      fast.mockRestore();
+      careful.mockRestore();
+    }
+  });
+
+  it('a row deleted behind the triggers\' back before it was sealed is reported, and the rows beside it are sealed', async () => {
+    await sealAll();
+    const size = (await latest()).treeSize;
+    let before = '';
+    let gone = '';
+    let after = '';
+    await holdingSealLock(async () => {
+      [{ Id: before }] = await insertLogin('gone-before');
+      [{ Id: gone }] = await insertLogin('gone');
+      [{ Id: after }] = await insertLogin('gone-after');
+      const client = new Client({ connectionString: t.db.url });
+      await client.connect();
+      try {
+        // What only a superuser can do: skip the append-only trigger. The pending entry stays.
+        await client.query(`SET session_replication_role = replica`);
+        await client.query(`DELETE FROM "UserLogin" WHERE "Id" = $1`, [gone]);
+      } finally {
+        await client.end();
+      }
+    });
+    await sealAll();
+    expect((await latest()).treeSize).toBe(size + 2);
+    for (const rowId of [before, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${gone}`)).status).toBe(404);
+    expect(logs.count('error', new RegExp(`^1 audit rows were written but are gone before they could be sealed, and are not in the log: UserLogin:${gone}$`))).toBe(1);
   });
 });

@@ -3,7 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 import { AuditLeaf } from './audit-log.entities';
-import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
+import { canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
 
 /** A leaf as the routes serve it: the date already in canonical text (microseconds kept). */
 export interface LeafRow {
@@ -40,7 +40,7 @@ export interface AppendedFromPending {
 const FOUND = SEALED_TABLES.map((table) => {
   const dates = readRenderedDate('s');
   return `SELECT s."Seq", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
-            ${sealableSql(table, 's', '$4', dates)} AS "ok"
+            ${sealableSql(table, 's', dates)} AS "ok"
        FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
 }).join('\n     UNION ALL\n     ');
 
@@ -54,7 +54,7 @@ const keysOf = (condition: string, name: string) =>
  * the leaf record and LeafHash = SHA-256(0x00 || record) (contract 15), so no row travels to the
  * service and back; only the 32-byte leaf hashes come back, as one byte string in LeafIndex order,
  * for the tree. Entries whose row is gone, already sealed or not sealable are consumed without a leaf
- * and reported. $2 batch size, $3 SealedDate, $4 the canonical timestamp pattern.
+ * and reported. $2 batch size, $3 SealedDate.
  */
 const appendFromPendingSql = (checkSealed: boolean) => `
   WITH taken AS (
@@ -101,11 +101,55 @@ const appendFromPendingSql = (checkSealed: boolean) => `
  * Whether an entry's row already has a leaf (an entry enqueued again, e.g. by a second trigger after a
  * partition attach). A correlated scalar subquery, not EXISTS: the planner may turn EXISTS into a hash
  * of the whole AuditLeaf table, read at every seal (measured: PostgreSQL's CPU per batch grew with the
- * log). One index probe per row, about a tenth of the statement: so the sealer first runs without it
- * (APPEND_FROM_PENDING_SQL), where the unique (TableName, RowId) refuses a second leaf of a row anyway,
- * and only after such a refusal runs the batch again with it (APPEND_FROM_PENDING_CHECKED_SQL).
+ * log). One index probe per row, about a tenth of the statement: so the sealer first runs the fast
+ * statement (APPEND_FROM_PENDING_FAST_SQL), where the unique (TableName, RowId) refuses a second leaf of
+ * a row anyway, and only after a refusal runs the batch again with it (APPEND_FROM_PENDING_CHECKED_SQL).
  */
 const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
+
+/**
+ * The fast sealing statement: the common case, where every entry consumed names one sealable row of
+ * its table that has no leaf yet. It skips what only the exceptions need (DISTINCT ON per entry, the
+ * count of copies, the classification and its keys, the ORDER BY of the hashes' aggregate): the
+ * leaves are numbered from $1 in Seq order as before (the order the triggers enqueued the rows, across
+ * tables: a sink's reader sees a change before the sign-ins written after it), the one sort left, of
+ * narrow rows; the hashes come back unsorted, each beside its index (int8send: 8 bytes big-endian),
+ * for the service to place. Exceptions still cannot slip through:
+ * a row already sealed, or an Id naming two rows, gives a second leaf of one (TableName, RowId), which
+ * AuditLeaf's unique key refuses; a row gone or not sealable makes `added` < `taken`, and an Id naming
+ * two rows of which one is not sealable makes `found` > `taken`. Either way the caller rolls the batch
+ * back and runs the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2
+ * batch size, $3 SealedDate (as in the careful statement).
+ */
+export const APPEND_FROM_PENDING_FAST_SQL = `
+  WITH taken AS (
+    -- As in the careful statement (appendFromPendingSql).
+    DELETE FROM "AuditPending"
+     WHERE "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
+    RETURNING "Seq", "TableName", "RowId"
+  ),
+  found AS (
+     ${SEALED_TABLES.map((table) => {
+       const dates = readRenderedDate('s');
+       return `SELECT s."Seq", '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
+            ${sealableSql(table, 's', dates)} AS "ok"
+       FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
+     }).join('\n     UNION ALL\n     ')}
+  ),
+  added AS (
+    INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "date", "rowHash",
+           sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
+           $3
+      FROM found WHERE "ok"
+    RETURNING "LeafIndex", "LeafHash"
+  )
+  SELECT (SELECT count(*) FROM taken)::int AS "taken",
+         (SELECT count(*) FROM found)::int AS "found",
+         count(*)::int AS "added",
+         string_agg("LeafHash", ''::bytea) AS "hashes",
+         string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
+    FROM added`;
 
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
@@ -137,7 +181,7 @@ export class AuditLeafRepository {
    * fail (unique violation, 23505): the caller runs the batch again with it.
    */
   async appendFromPending(tx: EntityManager, first: number, limit: number, sealedDate: Date, checkSealed: boolean): Promise<AppendedFromPending> {
-    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate, CANONICAL_TIMESTAMP_SOURCE])) as {
+    const [row] = (await tx.query(checkSealed ? APPEND_FROM_PENDING_CHECKED_SQL : APPEND_FROM_PENDING_SQL, [first, limit, sealedDate])) as {
       taken: number;
       added: number;
       hashes: Buffer | null;
@@ -166,6 +210,36 @@ export class AuditLeafRepository {
       `SELECT ${LEAF_COLUMNS} FROM "AuditLeaf" WHERE "LeafIndex" >= $1 AND "LeafIndex" < $2 ORDER BY "LeafIndex"`,
       [start, end],
     )) as LeafRow[];
+  }
+
+  /**
+   * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the leaf hashes in LeafIndex
+   * order from `first`, or null when the batch held an exception (a row gone, not sealable, or an Id
+   * naming two rows): the caller must then roll the transaction back and run appendFromPending.
+   * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
+   */
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer[] } | null> {
+    const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
+      taken: number;
+      found: number;
+      added: number;
+      hashes: Buffer | null;
+      indexes: Buffer | null;
+    }[];
+    if (row.found !== row.taken || row.added !== row.taken) return null;
+    const hashes = row.hashes ?? Buffer.alloc(0);
+    const indexes = row.indexes ?? Buffer.alloc(0);
+    if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
+      throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
+    }
+    // Each hash at its own index: every index of [first, first + added) exactly once, or refuse.
+    const leafHashes: (Buffer | undefined)[] = new Array<Buffer | undefined>(row.added);
+    for (let i = 0; i < row.added; i++) {
+      const at = Number(indexes.readBigInt64BE(i * 8)) - first;
+      if (!(at >= 0 && at < row.added) || leafHashes[at] !== undefined) throw new Error(`the sealing statement returned leaf index ${at + first} outside [${first}, ${first + row.added}) or twice`);
+      leafHashes[at] = hashes.subarray(i * 32, i * 32 + 32);
+    }
+    return { taken: row.taken, leafHashes: leafHashes as Buffer[] };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */

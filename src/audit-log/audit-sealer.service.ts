@@ -2,12 +2,14 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/comm
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { Clock } from '../common/clock';
+import { ForegroundWork } from '../common/foreground-work';
 import { AppSettings, SETTINGS } from '../config/config.module';
 import { isDatabaseUnavailable } from '../database/deadlines';
 import { CompactRange, EMPTY_ROOT } from './merkle';
 import { parseCheckpoint } from './note';
+import { SEAL_YIELD_SLICE_MS, sealYieldMs } from './audit-seal-pace';
 import { AuditCheckpointRepository } from './audit-checkpoint.repository';
-import { AuditLeafRepository } from './audit-leaf.repository';
+import { AppendedFromPending, AuditLeafRepository } from './audit-leaf.repository';
 import { AuditPendingRepository } from './audit-pending.repository';
 import { AuditSigner } from './audit-signer';
 import { AuditTreeRepository, NewTreeNode } from './audit-tree.repository';
@@ -26,6 +28,15 @@ const MIN_SEAL_BATCH = 250;
 const YIELD_EVERY = 1000;
 /** Batches sealed one after the other in one run before the next interval. */
 const MAX_BATCHES_PER_RUN = 50;
+
+/** Thrown inside a sealing transaction to roll it back when the fast statement met an exception (sealBatch). */
+class CarefulSealNeeded extends Error {
+  constructor() {
+    super('the batch holds a row gone, not sealable or named twice: sealed again with the careful statement');
+  }
+}
+
+const NONE = Object.freeze({ count: 0, keys: [] as string[] });
 
 export interface SealOutcome {
   /** False when another node holds the seal lock (it is sealing). */
@@ -69,6 +80,7 @@ export class AuditSealer implements OnApplicationBootstrap {
     private readonly signer: AuditSigner,
     private readonly clock: Clock,
     @Inject(SETTINGS) private readonly settings: AppSettings,
+    private readonly foreground: ForegroundWork,
   ) {}
 
   /** The size-0 checkpoint, written once whatever the number of nodes starting together. */
@@ -89,9 +101,12 @@ export class AuditSealer implements OnApplicationBootstrap {
       const outcomes: SealOutcome[] = [];
       try {
         for (let i = 0; i < MAX_BATCHES_PER_RUN; i++) {
+          const startedMs = this.clock.nowMs();
           const outcome = await this.sealBatch();
           outcomes.push(outcome);
           if (!outcome.locked || !outcome.full) break;
+          // More waits: while sign-ins wait for the cores, give them back first (audit-seal-pace.ts).
+          await this.yieldToForeground(this.clock.nowMs() - startedMs);
         }
         if (this.failing) this.logger.log('audit rows are sealed again');
         this.failing = false;
@@ -108,18 +123,34 @@ export class AuditSealer implements OnApplicationBootstrap {
     return this.running;
   }
 
+  /**
+   * While sign-in work waits, gives the cores back for SEAL_YIELD_FACTOR times the last batch's time
+   * (capped), asking again every slice: the pause ends as soon as nothing waits. With nothing waiting
+   * it returns at once. Between transactions: the seal lock is not held meanwhile.
+   */
+  private async yieldToForeground(batchMs: number): Promise<void> {
+    let remaining = sealYieldMs(batchMs, this.foreground.waiting());
+    while (remaining > 0 && this.foreground.waiting()) {
+      const slice = Math.min(remaining, SEAL_YIELD_SLICE_MS);
+      await new Promise((resolve) => setTimeout(resolve, slice));
+      remaining -= slice;
+    }
+  }
+
   /** One batch in one transaction (see the class comment). */
   async sealBatch(): Promise<SealOutcome> {
     const limit = this.batchSize;
     let outcome: SealOutcome;
     try {
       try {
-        outcome = await this.sealBatchOf(limit, false);
-      } catch (error) {
-        // A pending entry of a row that already has a leaf (rare): the unique (TableName, RowId)
-        // refused the batch, which rolled back whole; again, this time skipping such entries.
-        if (pgErrorCode(error) !== PgErrorCode.UniqueViolation) throw error;
         outcome = await this.sealBatchOf(limit, true);
+      } catch (error) {
+        // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
+        // Id naming two rows (the unique (TableName, RowId) refused the batch), or of a row gone or not
+        // sealable (the fast statement says so). The batch rolled back whole; again, with the careful
+        // statement that skips, keeps one of and names each of them.
+        if (!(error instanceof CarefulSealNeeded) && pgErrorCode(error) !== PgErrorCode.UniqueViolation) throw error;
+        outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
       if (pgErrorCode(error) === PgErrorCode.QueryCanceled && limit > MIN_SEAL_BATCH) {
@@ -132,7 +163,8 @@ export class AuditSealer implements OnApplicationBootstrap {
     return outcome;
   }
 
-  private async sealBatchOf(limit: number, checkSealed: boolean): Promise<SealOutcome> {
+  /** `fast`: APPEND_FROM_PENDING_FAST_SQL, else the careful statement with its check of rows already sealed. */
+  private async sealBatchOf(limit: number, fast: boolean): Promise<SealOutcome> {
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
       // For this transaction only: no JIT (compiling the sealing statement costs ~50 ms of CPU a batch,
       // more than it saves) and room to sort a batch in memory rather than on disk.
@@ -156,7 +188,14 @@ export class AuditSealer implements OnApplicationBootstrap {
 
       // The rows are hashed into leaves where they are (one statement); only the leaf hashes come back.
       const now = this.clock.now();
-      const appended = await this.leaves.appendFromPending(tx, size, limit, now, checkSealed);
+      let appended: AppendedFromPending;
+      if (fast) {
+        const quick = await this.leaves.appendFromPendingFast(tx, size, limit, now);
+        if (quick === null) throw new CarefulSealNeeded();
+        appended = { ...quick, gone: NONE, repeated: NONE, unsealable: NONE, doubled: NONE };
+      } else {
+        appended = await this.leaves.appendFromPending(tx, size, limit, now, true);
+      }
       if (appended.taken === 0) return { locked: true, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };
       this.checkSigner(latest?.note ?? null);
 

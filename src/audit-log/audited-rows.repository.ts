@@ -3,8 +3,9 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { AUDIT_COLUMNS, SEALED_TABLES, AuditRowText, SealedTableName, CANONICAL_TIMESTAMP, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
 
-/** CANONICAL_TIMESTAMP as a PostgreSQL regular expression (the same syntax), passed as a parameter. */
-export const CANONICAL_TIMESTAMP_SOURCE = CANONICAL_TIMESTAMP.source;
+/** The length of every text CANONICAL_TIMESTAMP matches (2026-11-25T19:19:32.123456Z), in bytes as in characters. */
+export const CANONICAL_TIMESTAMP_LENGTH = '2026-11-25T19:19:32.123456Z'.length;
+if (!CANONICAL_TIMESTAMP.test('2026-11-25T19:19:32.123456Z')) throw new Error('CANONICAL_TIMESTAMP_LENGTH is not measured on a canonical timestamp');
 
 /**
  * The SELECT list of a table's canonical columns as text, built once from AUDIT_COLUMNS (never from
@@ -77,14 +78,21 @@ export function leafDateSql(table: SealedTableName, alias: string, dateText: Dat
 
 /**
  * True when canonicalRow and leafRecord accept the row (the checks they make that a stored row can
- * fail): an Id ≥ 0, a leaf date, and every date inside years 0000-9999. `pattern` is the SQL
- * parameter holding CANONICAL_TIMESTAMP's source (its syntax is PostgreSQL's too).
+ * fail): an Id ≥ 0, a leaf date, and every date inside years 0000-9999. A date's text here is always
+ * canonicalTimestampSql's to_char, which writes every field but the year in its fixed width of
+ * digits and the year in four digits up to 9999 (BC years as their number, as in 0044), five or more
+ * after, and NULL for ±infinity: on that text CANONICAL_TIMESTAMP matches exactly when it has
+ * CANONICAL_TIMESTAMP_LENGTH bytes. So the length is checked, not the regular expression, which cost
+ * the sealer ~5 µs a row, a third of its statement (issue 29, bench/RESULTS.md).
+ * test/audit-canonical-sql.e2e-spec.ts holds the two sides to the same refusals over dates at and
+ * past every edge.
  */
-export function sealableSql(table: SealedTableName, alias: string, pattern: string, dateText: DateText = renderDate(alias)): string {
-  const checks = [`${alias}."Id" >= 0`, `${leafDateSql(table, alias, dateText)} ~ ${pattern}`];
+export function sealableSql(table: SealedTableName, alias: string, dateText: DateText = renderDate(alias)): string {
+  const shaped = (text: string) => `octet_length(${text}) = ${CANONICAL_TIMESTAMP_LENGTH}`;
+  const checks = [`${alias}."Id" >= 0`, shaped(leafDateSql(table, alias, dateText))];
   for (const { name, kind } of AUDIT_COLUMNS[table]) {
     if (kind !== 'date' || name === LEAF_DATE_COLUMN[table]) continue;
-    checks.push(`(${dateText(name)} IS NULL OR ${dateText(name)} ~ ${pattern})`);
+    checks.push(`(${dateText(name)} IS NULL OR ${shaped(dateText(name))})`);
   }
   return `COALESCE(${checks.join(' AND ')}, false)`;
 }
@@ -130,15 +138,14 @@ const ROW_COLUMNS: ReadonlyArray<{ name: string; bool: boolean }> = (() => {
  * partitions of other months at run time). A batch then costs one round trip and no canonical form is
  * rebuilt in JavaScript (issue 30, bench/RESULTS.md). The row is the one with the leaf's Id and date:
  * a row with the same Id and another date (inserted outside the log) is not the leaf's row, and a leaf
- * whose own row is gone is sent as retention left it (row null, canonical null). $3:
- * CANONICAL_TIMESTAMP_SOURCE.
+ * whose own row is gone is sent as retention left it (row null, canonical null).
  */
 export const LEAVES_WITH_ROWS = (() => {
   const laterals = SEALED_TABLES.map((table, i) => {
     const own = new Map<string, boolean>(AUDIT_COLUMNS[table].map(({ name }) => [name, true]));
     const columns = ROW_COLUMNS.filter(({ name }) => own.has(name)).map(({ name, bool }) => (bool ? `t."${name}"` : `t."${name}"::text AS "${name}"`));
     return `LEFT JOIN LATERAL (
-      SELECT true AS "found", CASE WHEN ${sealableSql(table, 't', '$3')} THEN ${canonicalSql(table, 't')} END AS "canonical"${columns.map((c) => `, ${c}`).join('')}
+      SELECT true AS "found", CASE WHEN ${sealableSql(table, 't')} THEN ${canonicalSql(table, 't')} END AS "canonical"${columns.map((c) => `, ${c}`).join('')}
         FROM "${table}" t WHERE l."TableName" = '${table}' AND t."Id" = l."RowId" AND t."${LEAF_DATE_COLUMN[table]}" = l."RowCreatedDate"
        LIMIT 1) r${i} ON true`;
   });
@@ -178,7 +185,7 @@ export class AuditedRowsRepository {
       // passed jit_above_cost and PostgreSQL spent ~2.3 s compiling it for a 7 ms run, per batch
       // (EXPLAIN ANALYZE, bench/RESULTS.md, issue 30). SET LOCAL ends with the transaction.
       await tx.query('SET LOCAL jit = off');
-      return (await tx.query(LEAVES_WITH_ROWS, [start, end, CANONICAL_TIMESTAMP_SOURCE])) as LeafWithRow[];
+      return (await tx.query(LEAVES_WITH_ROWS, [start, end])) as LeafWithRow[];
     });
   }
 }

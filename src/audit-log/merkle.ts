@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * The Merkle tree of RFC 6962 section 2.1 (the same in RFC 9162 section 2.1), over leaf records.
@@ -14,9 +14,23 @@ export function leafHash(leafRecord: Buffer): Buffer {
   return createHash('sha256').update(LEAF_PREFIX).update(leafRecord).digest();
 }
 
-/** SHA-256(0x01 || left || right). */
+/**
+ * One node's input, reused: 0x01 and two 32-byte hashes. Safe to share because hash() reads it
+ * synchronously and nothing else writes it between the copy and the hash.
+ */
+const NODE_INPUT = Buffer.alloc(65);
+NODE_INPUT[0] = 0x01;
+
+/**
+ * SHA-256(0x01 || left || right). One-shot crypto.hash over one reused buffer rather than a Hash
+ * object with three updates: the sealer computes about one node per leaf, and the object's setup was
+ * most of each (bench/RESULTS.md, issue 29). Any other length than 32 bytes takes the general path.
+ */
 export function nodeHash(left: Buffer, right: Buffer): Buffer {
-  return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  if (left.length !== 32 || right.length !== 32) return createHash('sha256').update(NODE_PREFIX).update(left).update(right).digest();
+  left.copy(NODE_INPUT, 1);
+  right.copy(NODE_INPUT, 33);
+  return hash('sha256', NODE_INPUT, 'buffer');
 }
 
 /** The root of the empty tree: SHA-256 of nothing. */

@@ -9,8 +9,9 @@ export const FOREGROUND_HOLD_MS = 100;
 
 /**
  * Whether CPU-bound work a caller waits for is in progress or queued (today: Argon2 hashes of
- * sign-ins, password changes and seeding, counted by the password hasher's gate). Background work
- * that competes for the same cores (security sink delivery, issue 30) asks it between steps and
+ * sign-ins, password changes and seeding, counted by the password hasher's gate, and passkey
+ * assertions being verified, counted by PasskeyCeremonies). Background work that competes for the
+ * same cores (security sink delivery, issue 30; the audit sealer, issue 29) asks it between steps and
  * yields while it answers yes. One instance per application (ConfigModule provides it beside the
  * Clock), in common/ so that a low layer can read what a higher one reports without importing it.
  */

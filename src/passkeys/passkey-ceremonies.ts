@@ -11,6 +11,7 @@ import { AppSettings, SETTINGS } from '../config/config.module';
 import { CHALLENGE_LIFETIME_MS } from './passkey-challenges';
 import { NewPasskey, PasskeyCredential, UserPasskeyRepository } from './user-passkey.repository';
 import { messageOf } from '../common/errors';
+import { ForegroundWork } from '../common/foreground-work';
 
 /**
  * @simplewebauthn/server, loaded at the first ceremony rather than at start: with its certificate and
@@ -48,6 +49,7 @@ export class PasskeyCeremonies {
   constructor(
     @Inject(SETTINGS) private readonly settings: AppSettings,
     private readonly passkeys: UserPasskeyRepository,
+    private readonly foreground: ForegroundWork,
   ) {}
 
   /** What every response must carry: this challenge, one of our origins, our relying party. */
@@ -135,6 +137,8 @@ export class PasskeyCeremonies {
     const refused = (verdict: AssertionVerdict): { verdict: AssertionVerdict; userVerified: boolean } => ({ verdict, userVerified: false });
     if (!challenge) return refused(FailureTypeId.PasskeyAssertionInvalid);
     let info;
+    // A sign-in's CPU-bound step, like a password's hash: background work (sealer, sinks) yields while it runs or waits.
+    this.foreground.begin();
     try {
       const verified = await webauthn().verifyAuthenticationResponse({
         response: response as AuthenticationResponseJSON,
@@ -147,6 +151,8 @@ export class PasskeyCeremonies {
       info = verified.authenticationInfo;
     } catch {
       return refused(FailureTypeId.PasskeyAssertionInvalid);
+    } finally {
+      this.foreground.end();
     }
     if (this.settings.passkeyUserVerification === 'required' && !info.userVerified) return refused(FailureTypeId.PasskeyPolicy);
     if (this.settings.passkeyDeviceBoundOnly && info.credentialDeviceType === 'multiDevice') return refused(FailureTypeId.PasskeyPolicy);

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, sealableSql } from '../../src/audit-log/audited-rows.repository';
+import { canonicalSql, sealableSql } from '../../src/audit-log/audited-rows.repository';
 import type { SealedTableName } from '../../src/audit-log/canonical';
 import type { TestDatabase } from './database';
 
@@ -39,8 +39,8 @@ export async function emptyAuditTrailsAsSuperuser(db: TestDatabase): Promise<voi
 export async function canonicalInDatabase(db: DataSource, table: SealedTableName, ids: string[]): Promise<{ id: string; canonical: Buffer; sealable: boolean }[]> {
   if (ids.length === 0) return [];
   return (await db.query(
-    `SELECT t."Id"::text AS "id", convert_to(${canonicalSql(table, 't')}, 'UTF8') AS "canonical", ${sealableSql(table, 't', '$2')} AS "sealable"
+    `SELECT t."Id"::text AS "id", convert_to(${canonicalSql(table, 't')}, 'UTF8') AS "canonical", ${sealableSql(table, 't')} AS "sealable"
        FROM "${table}" t WHERE t."Id" = ANY($1::bigint[]) ORDER BY t."Id"`,
-    [ids, CANONICAL_TIMESTAMP_SOURCE],
+    [ids],
   )) as { id: string; canonical: Buffer; sealable: boolean }[];
 }
