@@ -1,6 +1,6 @@
 /**
  * How long the sealer yields between two batches while sign-in work waits (issue 29; the same signal
- * as the security sinks', docs/decisions/0029 and 0034). A batch is one thread's work at a time: the
+ * as the security sinks', docs/decisions/0029 and 0035). A batch is one thread's work at a time: the
  * sealing statement in one PostgreSQL backend, then the tree in the service's event loop, never both
  * at once. Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most an eighth of the
  * two cores sign-in saturates, counted in wall time; and while sign-in saturates them a batch's wall
