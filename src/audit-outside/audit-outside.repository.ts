@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
 import { PgErrorCode, pgErrorCode } from '../common/errors';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from '../audit-log/canonical';
-import { CANONICAL_TIMESTAMP_SOURCE, canonicalSql, sealableSql } from '../audit-log/audited-rows.repository';
+import { canonicalSql, sealableSql } from '../audit-log/audited-rows.repository';
 
 /** How long a committed row may wait to be sealed before it counts as outside the log (contract 18). */
 export const OUTSIDE_WAIT_SECONDS = 60;
@@ -345,11 +345,11 @@ export class AuditOutsideRepository {
     const rows = (await tx.query(
       `SELECT DISTINCT t."Id"::text AS "id" FROM "${table}" t
         WHERE t."Id" = ANY($1::bigint[]) AND NOT EXISTS (SELECT 1 FROM "AuditLeaf" l WHERE l."TableName" = $2 AND l."RowId" = t."Id")
-          AND ${sealableSql(table, 't', '$3')}
+          AND ${sealableSql(table, 't')}
           -- Stored in the table or one of its partitions, not in a table inheriting from it (CHILDREN_SQL):
           -- a row there stays outside the log whatever is sealed.
           AND (SELECT c.relispartition OR c.oid = '"${table}"'::regclass FROM pg_class c WHERE c.oid = t.tableoid)`,
-      [ids, table, CANONICAL_TIMESTAMP_SOURCE],
+      [ids, table],
     )) as { id: string }[];
     return rows.map((r) => r.id);
   }
