@@ -3,6 +3,17 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { MARK_SERVICE_CHANGE_SQL } from './service-change-mark';
 
+/** What a compare-and-set attempt answers when the row was no longer as it read it (database/recorded-change.ts). */
+export const MISSED: unique symbol = Symbol('compare-and-set missed');
+
+/**
+ * Attempts of a change by compare-and-set before it takes the row lock instead. Three misses in a row
+ * mean the row is contended right now (test/admin-changes-gaps.e2e-spec.ts: 12 changes of one user at
+ * once); the locking transaction then serialises this change behind the others and cannot miss, so
+ * the caller still gets its answer (not a 409 or 503 for a change that is valid) and the work stays bounded.
+ */
+export const COMPARE_AND_SET_ATTEMPTS = 3;
+
 /**
  * Runs work in one database transaction. Services that change several tables at once open it here
  * and hand the transaction to each repository method they call (the optional `tx` argument; the
@@ -26,6 +37,27 @@ export class Transactions {
     return this.dataSource.transaction(async (tx) => {
       await tx.query(MARK_SERVICE_CHANGE_SQL);
       return work(tx);
+    });
+  }
+
+  /**
+   * A registry change made by compare-and-set (database/recorded-change.ts): `attempt(null)` reads the row
+   * with plain statements, checks the caller's right, and changes and records it in one statement that
+   * changes nothing (answer MISSED) when a concurrent change got there first; it is then attempted again
+   * from a fresh read, at most COMPARE_AND_SET_ATTEMPTS times, and after that once more as
+   * `attempt(tx)` in a runChange transaction, where it reads the row under its lock (SELECT … FOR
+   * UPDATE) and so cannot miss. The usual change therefore costs the round trips of the change alone.
+   */
+  async compareAndSet<T>(attempt: (tx: EntityManager | null) => Promise<T | typeof MISSED>): Promise<T> {
+    for (let i = 0; i < COMPARE_AND_SET_ATTEMPTS; i++) {
+      const result = await attempt(null);
+      if (result !== MISSED) return result;
+    }
+    return this.runChange(async (tx) => {
+      const result = await attempt(tx);
+      // Under the row lock nothing can change the row between the read and the write.
+      if (result === MISSED) throw new Error('a change missed its row under the row lock');
+      return result;
     });
   }
 
