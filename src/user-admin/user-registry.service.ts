@@ -71,28 +71,20 @@ export class UserRegistryService {
     const password = this.readPassword(body.password, wire);
     if ('problems' in password) throw badRequest('The password is not acceptable.', password.problems);
     const hash = await this.hasher.hash(password.value);
-    const id = await uniqueOr409(
-      () =>
-        this.transactions.runChange(async (tx) => {
-          const userId = await this.users.create(
-            {
-              roleRegistryId: role.id,
-              name: body.name,
-              email: emptyToNull(body.email),
-              active: body.active ?? true,
-              createdDate: this.clock.now(),
-              createdUser: principal.userName,
-            },
-            tx,
-          );
-          const mustChangePassword = body.mustChangePassword ?? false;
-          await this.accounts.setPassword(userId, hash, { wirePasswordHash: wire, mustChange: mustChangePassword, manager: tx });
-          const after = { name: body.name, email: emptyToNull(body.email), roleRegistryId: role.id, active: body.active ?? true, password: hash, wirePasswordHash: wire, mustChangePassword };
-          await this.record(tx, actor, ActionTypeId.UserCreated, { id: userId, name: body.name, tenantRegistryId: role.tenantRegistryId }, null, after);
-          return userId;
-        }),
-      DUPLICATE,
-    );
+    const mustChangePassword = body.mustChangePassword ?? false;
+    const members = {
+      roleRegistryId: role.id,
+      name: body.name,
+      email: emptyToNull(body.email),
+      active: body.active ?? true,
+      createdDate: this.clock.now(),
+      createdUser: principal.userName,
+      ...this.accounts.newPassword(hash, { wirePasswordHash: wire, mustChange: mustChangePassword }),
+    };
+    const after = { name: body.name, email: members.email, roleRegistryId: role.id, active: members.active, password: hash, wirePasswordHash: wire, mustChangePassword };
+    // One statement inserts the user with its password and its row (TargetId: the new Id): both or neither.
+    const record = this.row(actor, ActionTypeId.UserCreated, { id: null, name: body.name, tenantRegistryId: role.tenantRegistryId }, null, after)!;
+    const id = await uniqueOr409(() => this.users.createRecorded(members, record), DUPLICATE);
     await this.changes.publish('UserRegistry', id, 'created');
     return this.get(principal, id);
   }
@@ -180,7 +172,7 @@ export class UserRegistryService {
   }
 
   /** The AdminChange row of a change to user `user` (contract 18) made in one statement with it; null when nothing changed. */
-  private row(actor: AdminActor, actionType: ActionTypeId, user: Pick<UserDto, 'id' | 'name' | 'tenantRegistryId'>, before: ChangeSide, after: ChangeSide) {
+  private row(actor: AdminActor, actionType: ActionTypeId, user: { id: number | null; name: string; tenantRegistryId: number }, before: ChangeSide, after: ChangeSide) {
     const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
     if (changes === '{}') return null;
     return this.adminChanges.changeRow(actor, {

@@ -159,6 +159,15 @@ export class UserRegistryRepository {
     return identifiers[0].id as number;
   }
 
+  /**
+   * Inserts a user with its password and its AdminChange row `record` (TargetId: the new Id) in one
+   * statement, in autocommit: both or neither (database/recorded-change.ts). The id it was given.
+   */
+  async createRecorded(values: Partial<UserRegistry>, record: RecordRow): Promise<number> {
+    const created = await this.recorded.insert(this.repository.manager, { values, record, fromRow: { targetId: 'id' } });
+    return created.id;
+  }
+
   // ---- the registry (administrators) ----
 
   /** Users not deleted of tenant `tenantScope` (every tenant when null), or the one user `id` among them, by id. */
