@@ -61,8 +61,8 @@ function staleReads<T extends object, K extends keyof T>(target: T, method: K, t
 /**
  * A registry change is made by compare-and-set (docs/decisions/0034): one statement changes the row
  * and records it only while the row still has the values the change was computed from. When a
- * concurrent change lands between the read and the write, the statement changes nothing, the change is
- * read and attempted again, and after COMPARE_AND_SET_ATTEMPTS misses it is made under the row lock.
+ * concurrent change lands between the read and the write, the statement changes nothing, and after
+ * COMPARE_AND_SET_ATTEMPTS such misses the change is read again under the row lock and made there.
  * Either way: the answer is the change asked for, each change is recorded once, and the history is a
  * chain (each before is the previous after), with nothing recorded as a change made in the database.
  */
@@ -80,34 +80,40 @@ describe('administrative changes by compare-and-set: a concurrent change between
     await t?.close();
   });
 
-  it('retries a tenant rename whose read went stale: both renames answered and recorded once, before = the concurrent after', async () => {
+  it('makes a tenant rename whose read went stale again under the row lock: both renames answered and recorded once, before = the concurrent after', async () => {
     const created = await landlord.post('/api/TenantRegistry', { name: 'Stale Bank' });
     expect(created.status).toBe(201);
     const id = created.json.id;
     const from = await lastId(t);
+    const tenants = t.app.get(TenantRegistryRepository);
     const concurrentAnswers: number[] = [];
-    const reads = staleReads(t.app.get(TenantRegistryRepository), 'findById', 1, async () => {
+    const reads = staleReads(tenants, 'findById', COMPARE_AND_SET_ATTEMPTS, async () => {
       const res = await landlord.put(`/api/TenantRegistry/${id}`, { name: 'Stale Bank (concurrent)' });
       concurrentAnswers.push(res.status);
     });
+    const locked = jest.spyOn(tenants, 'findForChange');
 
     const res = await landlord.put(`/api/TenantRegistry/${id}`, { name: 'Stale Bank (mine)' });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ id, name: 'Stale Bank (mine)', landlord: false, active: true });
-    expect(concurrentAnswers).toEqual([200]);
-    // Mine read, the concurrent change read, mine read again after its statement changed nothing.
-    expect(reads.calls()).toBe(3);
+    expect(concurrentAnswers).toEqual(Array.from({ length: COMPARE_AND_SET_ATTEMPTS }, () => 200));
+    // Each of mine and each concurrent change read once without the lock; mine then read under it.
+    expect(reads.calls()).toBe(2 * COMPARE_AND_SET_ATTEMPTS);
+    expect(locked).toHaveBeenCalledTimes(1);
 
     const [{ Name }] = await t.db.query<{ Name: string }>(`SELECT "Name" FROM "TenantRegistry" WHERE "Id" = $1`, [id]);
     expect(Name).toBe('Stale Bank (mine)');
     const rows = await rowsAfter(t, from);
-    expect(rows.map((r) => [r.ActionTypeId, r.CredentialTypeId, r.TargetTable, r.TargetId, r.TargetName, r.Changes])).toEqual([
-      [ActionTypeId.TenantChanged, CredentialTypeId.Cookie, 'TenantRegistry', String(id), 'Stale Bank (concurrent)', '{"name":["Stale Bank","Stale Bank (concurrent)"]}'],
-      [ActionTypeId.TenantChanged, CredentialTypeId.Cookie, 'TenantRegistry', String(id), 'Stale Bank (mine)', '{"name":["Stale Bank (concurrent)","Stale Bank (mine)"]}'],
-    ]);
+    const names = [...Array.from({ length: COMPARE_AND_SET_ATTEMPTS }, () => 'Stale Bank (concurrent)'), 'Stale Bank (mine)'];
+    expect(rows.map((r) => [r.ActionTypeId, r.CredentialTypeId, r.TargetTable, r.TargetId, r.TargetName, r.Changes])).toEqual(
+      names.map((name, i) => {
+        const before = i === 0 ? 'Stale Bank' : names[i - 1];
+        return [ActionTypeId.TenantChanged, CredentialTypeId.Cookie, 'TenantRegistry', String(id), name, `{"name":[${JSON.stringify(before)},${JSON.stringify(name)}]}`];
+      }),
+    );
   });
 
-  it(`makes a user change under the row lock after ${COMPARE_AND_SET_ATTEMPTS} stale reads in a row: every change recorded once, in a chain`, async () => {
+  it(`makes a user change under the row lock after ${COMPARE_AND_SET_ATTEMPTS} stale read(s): every change recorded once, in a chain`, async () => {
     const tenant = await landlord.post('/api/TenantRegistry', { name: 'Contended Bank' });
     const role = await landlord.post('/api/RoleRegistry', { name: 'Contended', tenantRegistryId: tenant.json.id, permissions: [], active: true });
     const user = await landlord.post('/api/UserRegistry', { name: 'contended-user', roleRegistryId: role.json.id, active: true, password: USER_PASSWORD, email: 'start@example.com' });
