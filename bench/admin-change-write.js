@@ -7,17 +7,26 @@
  * the two over rounds after a warm-up, each request a real change (a different value every time, so
  * this build writes one AdminChange row per request, in the change's transaction, and enqueues it for
  * sealing):
- * - PUT /api/TenantRegistry/:id  { name }            (a tenant renamed)
- * - PUT /api/UserRegistry/:id    { email }           (a user's e-mail changed)
- * Bearer JWT of the Administrator, 4 connections. Reported per target: requests/s and the service's
- * CPU µs per request (medians), and after/before ratios of both. PostgreSQL's CPU is not split per
- * service here; the after/before ratio of requests/s includes it (both databases share the server).
+ * - PUT  /api/TenantRegistry/:id          { name }    (a tenant renamed)
+ * - PUT  /api/UserRegistry/:id            { email }   (a user's e-mail changed)
+ * - POST /api/TenantRegistry              { name }    (a tenant created)
+ * - POST /api/UserRegistry/:id/ApiKey     { name }    (an API key created)
+ * Bearer JWT of the Administrator, 4 connections. The changes rotate over BENCH_ROWS tenants and users
+ * (default 8): request n changes row n mod BENCH_ROWS, so the 4 requests in flight change 4 different
+ * rows, as administrators do; BENCH_ROWS=1 puts all four on one row (the contended case: a
+ * compare-and-set change then misses and retries, see docs/decisions/0034). BENCH_WRITES (comma-
+ * separated names above, default all four) picks the writes. Reported per target: requests/s and the
+ * service's CPU µs per request (medians), and after/before ratios of both. PostgreSQL's CPU is not split
+ * per service here; the after/before ratio of requests/s includes it (both databases share the server).
  *
  * Run: npm run build && BENCH_BEFORE=/path/to/checkout-of-46d9662 node bench/admin-change-write.js [rounds]
  */
 const lib = require('./lib/service');
 
 const CONNECTIONS = 4;
+const ROWS = Number(process.env.BENCH_ROWS ?? 8);
+const KINDS = ['tenant rename', 'user e-mail', 'tenant create', 'API key create'];
+const WRITES = process.env.BENCH_WRITES ? process.env.BENCH_WRITES.split(',').map((w) => w.trim()) : KINDS;
 
 async function prepare(build) {
   const headers = { authorization: `Bearer ${build.credentials.token}`, 'content-type': 'application/json' };
@@ -26,28 +35,49 @@ async function prepare(build) {
     if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`);
     return res.json();
   };
-  const tenant = await post('/api/TenantRegistry', { name: 'Bench Bank' });
-  const role = await post('/api/RoleRegistry', { name: 'Bench role', tenantRegistryId: tenant.id, permissions: [35], active: true });
-  const user = await post('/api/UserRegistry', { name: 'bench-user', roleRegistryId: role.id, active: true, password: 'Bench-User-Passw0rd!' });
-  return { headers, tenantId: tenant.id, userId: user.id };
+  const tenantIds = [];
+  const userIds = [];
+  for (let i = 0; i < ROWS; i++) {
+    const tenant = await post('/api/TenantRegistry', { name: `Bench Bank ${i}` });
+    const role = await post('/api/RoleRegistry', { name: `Bench role ${i}`, tenantRegistryId: tenant.id, permissions: [35], active: true });
+    const user = await post('/api/UserRegistry', { name: `bench-user-${i}`, roleRegistryId: role.id, active: true, password: 'Bench-User-Passw0rd!' });
+    tenantIds.push(tenant.id);
+    userIds.push(user.id);
+  }
+  return { headers, tenantIds, userIds };
 }
 
-/** autocannon options for a write whose body differs on every request. */
+/** The request number n of a write: method, path, body (each a real change or creation). */
+function request(build, kind, n) {
+  const { tenantIds, userIds } = build.ids;
+  const row = n % ROWS;
+  switch (kind) {
+    case 'tenant rename':
+      return { method: 'PUT', path: `/api/TenantRegistry/${tenantIds[row]}`, body: { name: `Bench Bank ${row} ${build.name} ${n}` } };
+    case 'user e-mail':
+      return { method: 'PUT', path: `/api/UserRegistry/${userIds[row]}`, body: { email: `bench${n}@example.com` } };
+    case 'tenant create':
+      return { method: 'POST', path: '/api/TenantRegistry', body: { name: `Bench new ${build.name} ${n}` } };
+    case 'API key create':
+      return { method: 'POST', path: `/api/UserRegistry/${userIds[row]}/ApiKey`, body: { name: `bench key ${n}` } };
+    default:
+      throw new Error(`unknown write ${kind}`);
+  }
+}
+
+/** autocannon options for a write whose path and body differ on every request. */
 function write(build, kind) {
   let n = 0;
-  const { headers, tenantId, userId } = build.ids;
-  const path = kind === 'tenant rename' ? `/api/TenantRegistry/${tenantId}` : `/api/UserRegistry/${userId}`;
   return {
     connections: CONNECTIONS,
-    url: `${build.service.url}${path}`,
+    url: build.service.url,
     requests: [
       {
-        method: 'PUT',
-        headers,
+        headers: build.ids.headers,
         setupRequest: (req) => {
           n += 1;
-          const body = kind === 'tenant rename' ? { name: `Bench Bank ${build.name} ${n}` } : { email: `bench${n}@example.com` };
-          return { ...req, body: JSON.stringify(body) };
+          const { method, path, body } = request(build, kind, n);
+          return { ...req, method, path, body: JSON.stringify(body) };
         },
       },
     ],
@@ -70,7 +100,7 @@ async function main() {
       build.ids = await prepare(build);
     }
     const targets = [];
-    for (const kind of ['tenant rename', 'user e-mail']) {
+    for (const kind of WRITES) {
       for (const build of builds) targets.push({ name: `${build.name}: ${kind}`, build, kind, options: write(build, kind) });
     }
     const results = await lib.alternate(targets, { rounds, seconds: 4, warmup: 2, pidOf: (t) => t.build.service.pid });
@@ -81,9 +111,9 @@ async function main() {
       samples: r.samples.map((s) => s.toFixed(1)).join(' '),
       'non-2xx/errors': r.errors,
     }));
-    lib.printTable(`Registry writes, ${CONNECTIONS} connections, ${rounds} alternating 4 s rounds (medians)`, rows);
+    lib.printTable(`Registry writes, ${CONNECTIONS} connections over ${ROWS} row(s), ${rounds} alternating 4 s rounds (medians)`, rows);
     const ratios = [];
-    for (const kind of ['tenant rename', 'user e-mail']) {
+    for (const kind of WRITES) {
       const b = results.find((r) => r.name === `before: ${kind}`);
       const a = results.find((r) => r.name === `after: ${kind}`);
       ratios.push({

@@ -51,6 +51,13 @@ describe('administrative changes and no row outside the log, on the embedded dat
     const [admin] = (await db.query(`SELECT "Id" FROM "UserRegistry" WHERE "Name" = 'Administrator'`)) as { Id: number }[];
     const key = await landlord.post(`/api/UserRegistry/${admin.Id}/ApiKey`, { name: 'embedded-verifier' });
     expect(key.status).toBe(201);
+    // Changes made by compare-and-set, each with its row in one statement (docs/decisions/0034), on PGlite too.
+    const renamed = await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Embedded Bank renamed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.json).toEqual({ id: tenant.json.id, name: 'Embedded Bank renamed', landlord: false, active: false });
+    const mailed = await landlord.put(`/api/UserRegistry/${admin.Id}`, { email: 'embedded@example.com' });
+    expect(mailed.status).toBe(200);
+    expect(mailed.json.email).toBe('embedded@example.com');
 
     const changes = (await db.query(
       `SELECT "ActionTypeId", "CredentialTypeId", "CreatedUser", "TargetTable", "Changes" FROM "AdminChange" ORDER BY "Id"`,
@@ -60,13 +67,17 @@ describe('administrative changes and no row outside the log, on the embedded dat
       [1, 3, 'TenantRegistry'],
       [2, 4, 'TenantRegistry'],
       [10, 3, 'UserRegistryApiKey'],
+      [2, 3, 'TenantRegistry'],
+      [6, 3, 'UserRegistry'],
     ]);
     expect(changes[1].Changes).toBe('{"active":[null,true],"landlord":[null,false],"name":[null,"Embedded Bank"]}');
     expect(changes[2].Changes).toBe('{"Active":[true,false]}');
+    expect(changes[4].Changes).toBe('{"name":["Embedded Bank","Embedded Bank renamed"]}');
+    expect(changes[5].Changes).toBe('{"email":[null,"embedded@example.com"]}');
     await sealAll();
     const read = await landlord.get('/api/AdminChange?take=10');
     expect(read.status).toBe(200);
-    expect(read.json.rows.map((r: any) => r.actionType)).toEqual(['ApiKeyCreated', 'TenantChanged', 'TenantCreated', 'PasswordChanged']);
+    expect(read.json.rows.map((r: any) => r.actionType)).toEqual(['UserChanged', 'TenantChanged', 'ApiKeyCreated', 'TenantChanged', 'TenantCreated', 'PasswordChanged']);
     const [{ id: tenantChange }] = (await db.query(`SELECT "Id"::text AS id FROM "AdminChange" WHERE "ActionTypeId" = 1`)) as { id: string }[];
     expect((await landlord.get(`/api/Audit/Proof?table=AdminChange&id=${tenantChange}`)).status).toBe(200);
 

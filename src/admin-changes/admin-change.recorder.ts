@@ -5,7 +5,7 @@ import type { Principal } from '../access/principal';
 import { Clock } from '../common/clock';
 import { requestContext, RequestContext } from '../common/request-context';
 import { BOUNDS, boundText } from '../common/text';
-import { AdminChangeRepository } from './admin-change.repository';
+import { AdminChangeRepository, NewAdminChange } from './admin-change.repository';
 import { ActionTypeId, AdminChangeTargetTable, CredentialTypeId } from './admin-change.types';
 
 /** Who made a change, and from where: the signed-in caller and its request. */
@@ -49,8 +49,9 @@ const CREDENTIAL_OF: Record<Principal['authenticationType'], CredentialTypeId> =
 };
 
 /**
- * Writes AdminChange rows for the routes that change the registry (contract 18). `record` runs
- * inside the change's own transaction (opened with Transactions.runChange, which marks it so the
+ * Writes AdminChange rows for the routes that change the registry (contract 18). `changeRow` gives the
+ * row to a change that inserts it in the same statement as the change (database/recorded-change.ts);
+ * otherwise `record` runs inside the change's own transaction (opened with Transactions.runChange, which marks it so the
  * registry triggers do not record it a second time): both commit or neither does, and the caller
  * answers after the commit. `recordRefused` writes the row of a write refused because the caller may
  * not make it (403, or 404 for a target outside its tenant): Failed true, Changes `{}`, TargetName null.
@@ -67,11 +68,19 @@ export class AdminChangeRecorder {
     await this.rows.insert(this.row(actor, entry, false), tx);
   }
 
+  /**
+   * The row `record` would insert, for a change that inserts it in its own statement (the registry's
+   * changes by compare-and-set, database/recorded-change.ts): same bounds, same actor, same clock.
+   */
+  changeRow(actor: RecordedActor, entry: AdminChangeEntry): NewAdminChange {
+    return this.row(actor, entry, false);
+  }
+
   async recordRefused(actor: RecordedActor, target: AdminChangeTarget): Promise<void> {
     await this.rows.insert(this.row(actor, { ...target, targetName: null, targetTenantRegistryId: null, changes: '{}' }, true));
   }
 
-  private row(actor: RecordedActor, entry: AdminChangeEntry, failed: boolean) {
+  private row(actor: RecordedActor, entry: AdminChangeEntry, failed: boolean): NewAdminChange {
     const { principal, context } = actor;
     const credentialTypeId = CREDENTIAL_OF[principal.authenticationType];
     const credentialId = credentialTypeId === CredentialTypeId.ApiKey ? principal.apiKeyDisplay : principal.sessionId;

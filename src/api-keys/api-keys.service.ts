@@ -49,30 +49,28 @@ export class ApiKeys {
     refuseEscalation(caller, user.permissions, 'create an API key for this user');
     const generated = generateApiKey(user.name, this.settings.apiHmacKey);
     const createdDate = this.clock.now();
-    const id = await this.transactions.runChange(async (tx) => {
-      const keyId = await this.keys.create(
-        {
-          userRegistryId: user.id,
-          name,
-          description,
-          apiKey: generated.hash,
-          apiKeyDisplay: generated.display,
-          createdDate,
-          createdUser: boundText(caller.userName, 256),
-        },
-        tx,
-      );
-      // Contract 18: the key itself never, only its display identifier.
-      await this.adminChanges.record(tx, actor, {
-        actionType: ActionTypeId.ApiKeyCreated,
-        targetTable: 'UserRegistryApiKey',
-        targetId: keyId,
-        targetName: name,
-        targetTenantRegistryId: user.tenantRegistryId,
-        changes: changesText(null, { name, description, apiKeyDisplay: generated.display, userRegistryId: user.id }),
-      });
-      return keyId;
+    // Contract 18: the key itself never, only its display identifier. One statement stores the key
+    // and its row (TargetId: the new key's Id), in autocommit: both or neither.
+    const record = this.adminChanges.changeRow(actor, {
+      actionType: ActionTypeId.ApiKeyCreated,
+      targetTable: 'UserRegistryApiKey',
+      targetId: null,
+      targetName: name,
+      targetTenantRegistryId: user.tenantRegistryId,
+      changes: changesText(null, { name, description, apiKeyDisplay: generated.display, userRegistryId: user.id }),
     });
+    const id = await this.keys.createRecorded(
+      {
+        userRegistryId: user.id,
+        name,
+        description,
+        apiKey: generated.hash,
+        apiKeyDisplay: generated.display,
+        createdDate,
+        createdUser: boundText(caller.userName, 256),
+      },
+      record,
+    );
     this.active.add(generated.hash, { keyId: id, userRegistryId: user.id, display: generated.display });
     await this.announce(CHANNELS.apiKeySet, generated.hash);
     await this.changes.publish('UserRegistryApiKey', id, 'created', user.id);

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
+import { RecordedChanges, RecordRow } from '../database/recorded-change';
 import { SERVICE_CHANGE_CONDITION } from '../database/service-change-mark';
 import { boundText, BOUNDS } from '../common/text';
 import { UserRegistryApiKey } from './user-registry-api-key.entity';
@@ -30,12 +31,23 @@ export interface RevokedKey {
 /** Every query on UserRegistryApiKey. Only the SHA-256 of a key is ever stored or compared. */
 @Injectable()
 export class UserRegistryApiKeyRepository {
-  constructor(@InjectRepository(UserRegistryApiKey) private readonly repository: Repository<UserRegistryApiKey>) {}
+  /** A key's creation and its AdminChange row in one statement, generated from the entity. */
+  private readonly recorded: RecordedChanges<UserRegistryApiKey>;
 
-  /** Stores a new key; the id it was given. */
-  async create(values: Pick<UserRegistryApiKey, 'userRegistryId' | 'name' | 'description' | 'apiKey' | 'apiKeyDisplay' | 'createdDate' | 'createdUser'>, tx?: EntityManager): Promise<number> {
-    const { identifiers } = await (tx?.getRepository(UserRegistryApiKey) ?? this.repository).insert(values);
-    return identifiers[0].id as number;
+  constructor(@InjectRepository(UserRegistryApiKey) private readonly repository: Repository<UserRegistryApiKey>) {
+    this.recorded = new RecordedChanges<UserRegistryApiKey>(repository.metadata);
+  }
+
+  /**
+   * Stores a new key and its AdminChange row `record` (TargetId: the new key's Id) in one statement, in
+   * autocommit: both or neither (what it buys: database/recorded-change.ts). The id it was given.
+   */
+  async createRecorded(
+    values: Pick<UserRegistryApiKey, 'userRegistryId' | 'name' | 'description' | 'apiKey' | 'apiKeyDisplay' | 'createdDate' | 'createdUser'>,
+    record: RecordRow,
+  ): Promise<number> {
+    const created = await this.recorded.insert(this.repository.manager, { values, record, fromRow: { targetId: 'id' } });
+    return created.id;
   }
 
   /** The user's keys that are not revoked, oldest first. */

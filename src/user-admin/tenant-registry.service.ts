@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { EntityManager } from 'typeorm';
 import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { changesText } from '../admin-changes/changes';
 import { conflict, notFound } from '../common/problem';
 import { uniqueOr409 } from '../users/registry-validation';
 import { ServiceChangePublisher } from '../users/service-change.publisher';
-import { Transactions } from '../database/transactions';
+import { MISSED, Transactions } from '../database/transactions';
+import { definedOnly } from '../common/defined-only';
 import { CreateTenantDto, TenantDto, UpdateTenantDto } from './tenant-registry.dto';
 import { TenantRegistry } from '../users/tenant-registry.entity';
 import { TenantRegistryRepository } from '../users/tenant-registry.repository';
@@ -35,44 +35,45 @@ export class TenantRegistryService {
   }
 
   async create(actor: AdminActor, body: CreateTenantDto): Promise<TenantDto> {
-    const tenant = await uniqueOr409(
-      () =>
-        this.transactions.runChange(async (tx) => {
-          const created = await this.tenants.create({ name: body.name, active: body.active ?? true }, tx);
-          await this.record(tx, actor, ActionTypeId.TenantCreated, created, changesText(null, fieldsOf(created)));
-          return created;
-        }),
-      DUPLICATE,
-    );
+    const values = { name: body.name, landlord: false, active: body.active ?? true };
+    // One statement inserts the tenant and its row (TargetId: the new Id), in autocommit: both or neither.
+    const record = this.row(actor, ActionTypeId.TenantCreated, { id: null, name: values.name }, changesText(null, values));
+    const tenant = await uniqueOr409(() => this.tenants.createRecorded(values, record), DUPLICATE);
     await this.changes.publish('TenantRegistry', tenant.id, 'created');
     return toDto(tenant);
   }
 
+  /**
+   * A plain read (404, the landlord rule), then one statement that changes the tenant and records it
+   * while the tenant still has the values read (compare-and-set, Transactions.compareAndSet): the
+   * recorded before is exactly what the change replaced without holding a lock across round trips.
+   */
   async update(actor: AdminActor, id: number, body: UpdateTenantDto): Promise<TenantDto> {
+    const set = { name: body.name ?? undefined, active: body.active ?? undefined };
     const tenant = await uniqueOr409(
       () =>
-        this.transactions.runChange(async (tx) => {
-          const current = await this.tenants.findForChange(id, tx);
+        this.transactions.compareAndSet(async (tx) => {
+          const current = tx ? await this.tenants.findForChange(id, tx) : await this.tenants.findById(id);
           if (!current) throw notFound('No such tenant.');
           // Deactivating the landlord tenant would shut every administrator out, with no way back in.
           if (current.landlord && body.active === false) throw conflict('The landlord tenant cannot be deactivated.');
           const before = fieldsOf(current);
-          const changed = await this.tenants.update(id, { name: body.name ?? undefined, active: body.active ?? undefined }, tx);
-          if (!changed) throw notFound('No such tenant.');
-          const text = changesText(before, fieldsOf(changed));
-          // One row per change: a PUT that changes nothing records nothing.
-          if (text !== '{}') await this.record(tx, actor, ActionTypeId.TenantChanged, changed, text);
-          return changed;
+          const after = { ...before, ...definedOnly(set) };
+          const text = changesText(before, after);
+          // One row per change: a PUT that changes nothing records nothing, and writes nothing.
+          if (text === '{}') return current;
+          const record = this.row(actor, ActionTypeId.TenantChanged, { id, name: after.name }, text);
+          return (await this.tenants.updateRecorded(id, set, before, record, tx ?? undefined)) ?? MISSED;
         }),
       DUPLICATE,
     );
-    if (!tenant) throw notFound('No such tenant.');
     await this.changes.publish('TenantRegistry', tenant.id, 'updated');
     return toDto(tenant);
   }
 
-  private record(tx: EntityManager, actor: AdminActor, actionType: ActionTypeId, tenant: TenantRegistry, changes: string): Promise<void> {
-    return this.adminChanges.record(tx, actor, {
+  /** The AdminChange row of a change to a tenant (its own tenant); a creation's id comes from the new row. */
+  private row(actor: AdminActor, actionType: ActionTypeId, tenant: { id: number | null; name: string }, changes: string) {
+    return this.adminChanges.changeRow(actor, {
       actionType,
       targetTable: 'TenantRegistry',
       targetId: tenant.id,

@@ -8,7 +8,7 @@ import type { Principal } from '../access/principal';
 import { Clock } from '../common/clock';
 import { badRequest, conflict, FieldProblem, notFound, serviceUnavailable } from '../common/problem';
 import { RequestContext } from '../common/request-context';
-import { Transactions } from '../database/transactions';
+import { MISSED, Transactions } from '../database/transactions';
 import { PasswordTransport } from '../users/password-transport';
 import { SessionRevocation } from '../session-store/session-revocation.service';
 import { PasswordHasher } from '../users/password-hasher.service';
@@ -71,35 +71,27 @@ export class UserRegistryService {
     const password = this.readPassword(body.password, wire);
     if ('problems' in password) throw badRequest('The password is not acceptable.', password.problems);
     const hash = await this.hasher.hash(password.value);
-    const id = await uniqueOr409(
-      () =>
-        this.transactions.runChange(async (tx) => {
-          const userId = await this.users.create(
-            {
-              roleRegistryId: role.id,
-              name: body.name,
-              email: emptyToNull(body.email),
-              active: body.active ?? true,
-              createdDate: this.clock.now(),
-              createdUser: principal.userName,
-            },
-            tx,
-          );
-          const mustChangePassword = body.mustChangePassword ?? false;
-          await this.accounts.setPassword(userId, hash, { wirePasswordHash: wire, mustChange: mustChangePassword, manager: tx });
-          const after = { name: body.name, email: emptyToNull(body.email), roleRegistryId: role.id, active: body.active ?? true, password: hash, wirePasswordHash: wire, mustChangePassword };
-          await this.record(tx, actor, ActionTypeId.UserCreated, { id: userId, name: body.name, tenantRegistryId: role.tenantRegistryId }, null, after);
-          return userId;
-        }),
-      DUPLICATE,
-    );
+    const mustChangePassword = body.mustChangePassword ?? false;
+    const members = {
+      roleRegistryId: role.id,
+      name: body.name,
+      email: emptyToNull(body.email),
+      active: body.active ?? true,
+      createdDate: this.clock.now(),
+      createdUser: principal.userName,
+      ...this.accounts.newPassword(hash, { wirePasswordHash: wire, mustChange: mustChangePassword }),
+    };
+    const after = { name: body.name, email: members.email, roleRegistryId: role.id, active: members.active, password: hash, wirePasswordHash: wire, mustChangePassword };
+    // One statement inserts the user with its password and its row (TargetId: the new Id): both or neither.
+    const record = this.row(actor, ActionTypeId.UserCreated, { id: null, name: body.name, tenantRegistryId: role.tenantRegistryId }, null, after)!;
+    const id = await uniqueOr409(() => this.users.createRecorded(members, record), DUPLICATE);
     await this.changes.publish('UserRegistry', id, 'created');
     return this.get(principal, id);
   }
 
   async update(actor: AdminActor, id: number, body: UpdateUserDto): Promise<UserDto> {
     const { principal, context } = actor;
-    const user = await this.editable(principal, id);
+    let user = await this.editable(principal, id);
     let roleId: number | null = null;
     // The role asked for is checked whether or not it looks like the user's present one: that was read
     // before the row lock, and a concurrent change may have moved the user since.
@@ -120,9 +112,13 @@ export class UserRegistryService {
       active: body.active ?? undefined,
       passwordLocked: body.passwordLocked ?? undefined,
     };
-    await this.transactions.runChange(async (tx) => {
-      const current = await this.lockEditable(principal, user, tx);
-      await this.users.updateMembers(id, members, this.clock.now(), tx);
+    // The user read above is the first attempt's before; a retry reads (and checks) it again, and the
+    // locking fallback reads it under the row lock (Transactions.compareAndSet).
+    let fresh = true;
+    await this.transactions.compareAndSet(async (tx) => {
+      if (!tx && !fresh) user = await this.editable(principal, id);
+      fresh = false;
+      const current = tx ? await this.lockEditable(principal, user, tx) : user;
       const before = { email: current.email, roleRegistryId: current.roleRegistryId, active: current.active, passwordLocked: current.passwordLocked };
       const after = {
         email: members.email !== undefined ? members.email : current.email,
@@ -130,7 +126,8 @@ export class UserRegistryService {
         active: members.active ?? current.active,
         passwordLocked: members.passwordLocked ?? current.passwordLocked,
       };
-      await this.record(tx, actor, ActionTypeId.UserChanged, user, before, after);
+      const record = this.row(actor, ActionTypeId.UserChanged, user, before, after);
+      return (await this.users.updateMembers(id, members, this.clock.now(), before, record, tx ?? undefined)) || MISSED;
     });
     await this.changes.publish('UserRegistry', id, 'updated');
     return this.get(principal, id);
@@ -172,6 +169,20 @@ export class UserRegistryService {
     });
     await this.changes.publish('UserRegistry', id, 'updated');
     await this.endSessions(principal, user, LogoutReasonId.PasswordChanged, context, 'The password was set, but the user\'s sessions could not be ended; reset it again.');
+  }
+
+  /** The AdminChange row of a change to user `user` (contract 18) made in one statement with it; null when nothing changed. */
+  private row(actor: AdminActor, actionType: ActionTypeId, user: { id: number | null; name: string; tenantRegistryId: number }, before: ChangeSide, after: ChangeSide) {
+    const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
+    if (changes === '{}') return null;
+    return this.adminChanges.changeRow(actor, {
+      actionType,
+      targetTable: 'UserRegistry',
+      targetId: user.id,
+      targetName: user.name,
+      targetTenantRegistryId: user.tenantRegistryId,
+      changes,
+    });
   }
 
   /** The AdminChange row of a change to user `user` (contract 18), in the change's transaction; none when nothing changed. */

@@ -1,13 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
-import { definedOnly } from '../common/defined-only';
+import { RecordedChanges, RecordRow } from '../database/recorded-change';
 import { TenantRegistry } from './tenant-registry.entity';
 
 /** Every query on TenantRegistry. Name uniqueness (case-insensitive) is the database's: callers map 23505. */
 @Injectable()
 export class TenantRegistryRepository {
-  constructor(@InjectRepository(TenantRegistry) private readonly repository: Repository<TenantRegistry>) {}
+  /** A tenant's change and its AdminChange row in one statement, generated from the entity (what it buys: database/recorded-change.ts). */
+  private readonly recorded: RecordedChanges<TenantRegistry>;
+
+  constructor(@InjectRepository(TenantRegistry) private readonly repository: Repository<TenantRegistry>) {
+    this.recorded = new RecordedChanges<TenantRegistry>(repository.metadata);
+  }
 
   findAll(): Promise<TenantRegistry[]> {
     return this.repository.find({ order: { id: 'ASC' } });
@@ -26,21 +31,32 @@ export class TenantRegistryRepository {
     return this.repository.existsBy({ id });
   }
 
-  /** A new tenant; never a landlord (only the seed makes one). */
-  async create(values: { name: string; active: boolean }, tx?: EntityManager): Promise<TenantRegistry> {
-    const repository = tx?.getRepository(TenantRegistry) ?? this.repository;
-    const { identifiers } = await repository.insert({ name: values.name, landlord: false, active: values.active });
-    return repository.findOneByOrFail({ id: identifiers[0].id as number });
+  /**
+   * A new tenant, never a landlord (only the seed makes one), inserted with its AdminChange row `record`
+   * in one statement (the row's TargetId and TargetTenantRegistryId are the new Id).
+   */
+  createRecorded(values: { name: string; active: boolean }, record: RecordRow): Promise<TenantRegistry> {
+    return this.recorded.insert(this.repository.manager, {
+      values: { name: values.name, landlord: false, active: values.active },
+      record,
+      fromRow: { targetId: 'id', targetTenantRegistryId: 'id' },
+    });
   }
 
-  /** Changes the given members (an omitted one stays); null when there is no such tenant. */
-  async update(id: number, changes: { name?: string; active?: boolean }, tx?: EntityManager): Promise<TenantRegistry | null> {
-    const set = definedOnly(changes);
-    if (Object.keys(set).length > 0) {
-      const { affected } = await (tx?.getRepository(TenantRegistry) ?? this.repository).update({ id }, set);
-      if (!affected) return null;
-    }
-    return this.findById(id, tx);
+  /**
+   * Changes the members `set` of tenant `id` and inserts its AdminChange row `record` (null: none) in one
+   * statement, only while the tenant still has the `expected` values it was read with (compare-and-set);
+   * the tenant after, or null when it has not (changed since, or gone). Inside `tx` when given.
+   */
+  updateRecorded(
+    id: number,
+    set: { name?: string; active?: boolean },
+    expected: { name: string; landlord: boolean; active: boolean },
+    record: RecordRow | null,
+    tx?: EntityManager,
+  ): Promise<TenantRegistry | null> {
+    const members = Object.entries(set).filter(([, value]) => value !== undefined).map(([field, value]) => ({ field, value }));
+    return this.recorded.update(tx ?? this.repository.manager, { id, set: members, expected, record });
   }
 
   hasLandlord(tx?: EntityManager): Promise<boolean> {

@@ -134,8 +134,18 @@ export class UserAccounts {
     options: { wirePasswordHash?: boolean; mustChange?: boolean; manager?: EntityManager } = {},
   ): Promise<void> {
     const now = this.clock.now();
-    const expiry = options.mustChange ? now : new Date(now.getTime() + this.settings.passwordExpiryDays * 86_400_000);
-    await this.users.setPassword(id, { hash, createdDate: now, expiryDate: expiry, wirePasswordHash: options.wirePasswordHash }, options.manager);
+    await this.users.setPassword(id, { hash, createdDate: now, expiryDate: this.expiryOf(now, options.mustChange), wirePasswordHash: options.wirePasswordHash }, options.manager);
+  }
+
+  /** The password members of a new user (UserRegistry's properties), as setPassword would write them. */
+  newPassword(hash: string, options: { wirePasswordHash: boolean; mustChange: boolean }) {
+    const now = this.clock.now();
+    return { password: hash, passwordCreatedDate: now, passwordExpiryDate: this.expiryOf(now, options.mustChange), wirePasswordHash: options.wirePasswordHash };
+  }
+
+  /** A password set `now` expires at once when it must be changed, else after the configured days. */
+  private expiryOf(now: Date, mustChange: boolean | undefined): Date {
+    return mustChange ? now : new Date(now.getTime() + this.settings.passwordExpiryDays * 86_400_000);
   }
 
   isPasswordExpired(account: SignInAccount): boolean {

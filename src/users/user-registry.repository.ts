@@ -3,6 +3,7 @@ import { InjectRepository } from '@nestjs/typeorm';
 import type { PoolClient } from 'pg';
 import { EntityManager, Repository, SelectQueryBuilder } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
+import { RecordedChanges, RecordRow, SetMember } from '../database/recorded-change';
 import { SERVICE_CHANGE_CONDITION } from '../database/service-change-mark';
 import { PermissionSpecification } from './permission-specification.entity';
 import { RoleRegistryPermission } from './role-registry-permission.entity';
@@ -140,7 +141,13 @@ const GUARD_READ = `
  */
 @Injectable()
 export class UserRegistryRepository {
-  constructor(@InjectRepository(UserRegistry) private readonly repository: Repository<UserRegistry>) {}
+  /** A user's change and its AdminChange row in one statement, generated from the entity (what it buys: database/recorded-change.ts). */
+  private readonly recorded: RecordedChanges<UserRegistry>;
+
+  constructor(@InjectRepository(UserRegistry) private readonly repository: Repository<UserRegistry>) {
+    // A deleted user is never changed again.
+    this.recorded = new RecordedChanges<UserRegistry>(repository.metadata, { live: 'NOT "Deleted"' });
+  }
 
   private on(tx?: EntityManager): Repository<UserRegistry> {
     return tx ? tx.getRepository(UserRegistry) : this.repository;
@@ -150,6 +157,15 @@ export class UserRegistryRepository {
   async create(values: Partial<UserRegistry>, tx?: EntityManager): Promise<number> {
     const { identifiers } = await this.on(tx).insert(values);
     return identifiers[0].id as number;
+  }
+
+  /**
+   * Inserts a user with its password and its AdminChange row `record` (TargetId: the new Id) in one
+   * statement, in autocommit: both or neither (database/recorded-change.ts). The id it was given.
+   */
+  async createRecorded(values: Partial<UserRegistry>, record: RecordRow): Promise<number> {
+    const created = await this.recorded.insert(this.repository.manager, { values, record, fromRow: { targetId: 'id' } });
+    return created.id;
   }
 
   // ---- the registry (administrators) ----
@@ -209,32 +225,31 @@ export class UserRegistryRepository {
   }
 
   /**
-   * Changes a user's registry members (an omitted one stays). `passwordLocked` false also clears the
-   * failure count and the lock date; true keeps an existing lock date, else stamps `now`. One statement.
+   * Changes a user's registry members (an omitted one stays) and inserts its AdminChange row `record`
+   * (null: none) in one statement, only while the user is not deleted and still has the `expected`
+   * members it was read with (compare-and-set, database/recorded-change.ts). `passwordLocked` false also
+   * clears the failure count and the lock date; true keeps an existing lock date, else stamps `now`.
+   * False when the user was not as expected (changed since, or gone); true also when nothing was to change.
    */
   async updateMembers(
     id: number,
     changes: { email?: string | null; roleRegistryId?: number; active?: boolean; passwordLocked?: boolean },
     now: Date,
+    expected: { email: string | null; roleRegistryId: number; active: boolean; passwordLocked: boolean },
+    record: RecordRow | null,
     tx?: EntityManager,
-  ): Promise<void> {
-    const set: Record<string, unknown> = {};
-    if (changes.email !== undefined) set.email = changes.email;
-    if (changes.roleRegistryId !== undefined) set.roleRegistryId = changes.roleRegistryId;
-    if (changes.active !== undefined) set.active = changes.active;
+  ): Promise<boolean> {
+    const set: SetMember[] = [];
+    if (changes.email !== undefined) set.push({ field: 'email', value: changes.email });
+    if (changes.roleRegistryId !== undefined) set.push({ field: 'roleRegistryId', value: changes.roleRegistryId });
+    if (changes.active !== undefined) set.push({ field: 'active', value: changes.active });
     if (changes.passwordLocked === true) {
-      set.passwordLocked = true;
-      set.passwordLockedDate = () => 'COALESCE("PasswordLockedDate", :now)';
+      set.push({ field: 'passwordLocked', value: true }, { field: 'passwordLockedDate', value: now, form: 'unless-set' });
     } else if (changes.passwordLocked === false) {
-      Object.assign(set, { passwordLocked: false, passwordLockedDate: null, failedPasswordCount: 0 });
+      set.push({ field: 'passwordLocked', value: false }, { field: 'passwordLockedDate', value: null }, { field: 'failedPasswordCount', value: 0 });
     }
-    if (Object.keys(set).length === 0) return;
-    await this.on(tx)
-      .createQueryBuilder()
-      .update(UserRegistry)
-      .set(set)
-      .where('"Id" = :id AND NOT "Deleted"', { id, now })
-      .execute();
+    if (set.length === 0) return true;
+    return (await this.recorded.update(tx ?? this.repository.manager, { id, set, expected, record })) !== null;
   }
 
   /**
