@@ -1,5 +1,4 @@
 import { AuditOutside } from '../src/audit-outside/audit-outside.service';
-import { run } from '../src/audit-log/verify/main';
 import { startTestApp, TestApp } from './helpers/app';
 import { createKey } from './helpers/api-keys';
 import { asSuperuser } from './helpers/audit-log';
@@ -8,7 +7,7 @@ import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { signInAdministrator, signInTenantAdministrator } from './helpers/users';
 import { ActionTypeId } from '../src/admin-changes/admin-change.types';
-import { sealAllPending } from './helpers/sealing';
+import { sealAllPending, verifyService } from './helpers/sealing';
 
 /**
  * No row outside the log (contract 18), on PostgreSQL: rows slipped into the sealed tables as a
@@ -25,11 +24,7 @@ describe('no row outside the log (contract 18)', () => {
   let apiKey: string;
 
   const sealAll = () => sealAllPending(t.app);
-  const verify = async () => {
-    const out: string[] = [];
-    const code = await run(['--url', t.url, '--api-key', apiKey], (l) => out.push(l), (l) => out.push(l));
-    return { code, out };
-  };
+  const verify = () => verifyService(t.url, apiKey);
 
   beforeAll(async () => {
     logs = new CapturedLogs();

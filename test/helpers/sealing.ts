@@ -1,6 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { AuditSealer } from '../../src/audit-log/audit-sealer.service';
+import { run } from '../../src/audit-log/verify/main';
 import { eventually } from './eventually';
 
 /**
@@ -14,4 +15,11 @@ export async function sealAllPending(app: INestApplication, ms?: number): Promis
     const [{ n }] = (await db.query(`SELECT count(*)::int AS n FROM "AuditPending"`)) as { n: number }[];
     return n === 0;
   }, ms);
+}
+
+/** `npm run audit:verify` against a running service, in-process: its exit code and every line it printed. */
+export async function verifyService(url: string, apiKey: string): Promise<{ code: number; out: string[] }> {
+  const out: string[] = [];
+  const code = await run(['--url', url, '--api-key', apiKey], (l) => out.push(l), (l) => out.push(l));
+  return { code, out };
 }
