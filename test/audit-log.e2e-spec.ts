@@ -10,6 +10,7 @@ import { parseCheckpoint } from '../src/audit-log/note';
 import { spoolPath } from '../src/common/json-lines-spool';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
+import { sealAllPending } from './helpers/sealing';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -41,13 +42,7 @@ describe('tamper-evident audit log (contract 15)', () => {
 
   const sealer = (app: TestApp = t) => app.app.get(AuditSealer);
   /** Seals until nothing waits (what the one-second job does), so a test need not wait for it. */
-  const sealAll = async (app: TestApp = t) => {
-    await eventually(async () => {
-      await sealer(app).sealPending();
-      const [{ n }] = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "AuditPending"`);
-      return n === 0;
-    });
-  };
+  const sealAll = (app: TestApp = t) => sealAllPending(app.app);
   const latest = async () => (await landlord.get('/api/Audit/Checkpoint')).json as { treeSize: number; rootHash: string; note: string };
   const insertLogin = (user: string) =>
     t.db.query<{ Id: string }>(
