@@ -125,4 +125,19 @@ describe('administrative changes and no row outside the log, on the embedded dat
     expect(JSON.parse(truncated[0].Changes).ApiKey).toEqual(['(secret)', null]);
     expect(truncated[0].Changes).not.toContain(key.json.apiKey);
   }, 120_000);
+
+  it('records a change made in the database whose transaction set the mark by its old public value (the mark is the service secret here too)', async () => {
+    const [{ max }] = (await db.query(`SELECT coalesce(max("Id"), 0)::text AS "max" FROM "AdminChange"`)) as { max: string }[];
+    await db.transaction(async (tx) => {
+      await tx.query(`SELECT set_config('app.admin_change', 'service', true)`);
+      await tx.query(`UPDATE "TenantRegistry" SET "Name" = 'Forged mark' WHERE "Name" = 'Embedded Bank renamed'`);
+    });
+    const rows = (await db.query(`SELECT "ActionTypeId", "CredentialTypeId", "TargetName", "Changes" FROM "AdminChange" WHERE "Id" > $1::bigint`, [max])) as {
+      ActionTypeId: number;
+      CredentialTypeId: number;
+      TargetName: string;
+      Changes: string;
+    }[];
+    expect(rows).toEqual([{ ActionTypeId: 2, CredentialTypeId: 4, TargetName: 'Forged mark', Changes: '{"Name":["Embedded Bank renamed","Forged mark"]}' }]);
+  });
 });

@@ -14,6 +14,8 @@ export interface PoolOptions {
   idleTimeoutMillis?: number;
   /** The embedded database's in-process connections (node-postgres `stream` option). */
   stream?: () => Duplex;
+  /** The mark of the service's own registry changes (service-change-mark.ts), written after the migrations; node-postgres ignores it. */
+  serviceMark?: string;
   /** Deadlines and the rest of node-postgres's pool and client options (see deadlines.ts). */
   [option: string]: unknown;
 }

@@ -2,11 +2,13 @@ import { Global, Inject, Logger, Module, OnApplicationShutdown } from '@nestjs/c
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AppSettings, SETTINGS } from '../config/config.module';
-import { dataSourceOptions, migrate } from './data-source';
+import { dataSourceOptions, migrate, PoolOptions } from './data-source';
+import { serviceChangeMark, serviceMarkStartupOption, writeServiceChangeMark } from './service-change-mark';
 import { DatabaseBreaker, deadlinePoolOptions } from './deadlines';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
 import { DATABASE_IDENTITY, databaseIdentityProvider } from './database-identity';
 import { Transactions } from './transactions';
+import { ServiceChangeMark } from './service-change-mark.entity';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -46,13 +48,17 @@ export class DatabaseBreakerModule {}
   imports: [
     EmbeddedPostgresModule,
     DatabaseBreakerModule,
+    TypeOrmModule.forFeature([ServiceChangeMark]),
     TypeOrmModule.forRootAsync({
       imports: [EmbeddedPostgresModule, DatabaseBreakerModule],
       inject: [SETTINGS, EMBEDDED_POSTGRES, DatabaseBreaker],
       useFactory: (settings: AppSettings, embedded: EmbeddedPostgres | null, breaker: DatabaseBreaker) => ({
         ...dataSourceOptions(embedded?.connectionString ?? settings.connectionString!, embedded ? 8 : 20, {
           idleTimeoutMillis: settings.databasePoolIdleTimeoutMs,
-          ...(embedded ? { stream: embedded.stream } : {}),
+          // The mark of the service's own registry changes, a setting of each of its sessions
+          // (service-change-mark.ts); the embedded database's one session gets it after the migrations.
+          serviceMark: serviceChangeMark(settings.apiHmacKey),
+          ...(embedded ? { stream: embedded.stream } : { options: serviceMarkStartupOption(serviceChangeMark(settings.apiHmacKey)) }),
           // Every wait on PostgreSQL has a deadline. The embedded database is one in-process session
           // with no network to lose: its statements queue behind each other, so only a server gets them.
           ...(embedded
@@ -72,6 +78,8 @@ export class DatabaseBreakerModule {}
         const dataSource = await new DataSource(options!).initialize();
         await migrate(dataSource);
         new Logger('Database').log('migrations applied');
+        const pool = options!.extra as PoolOptions;
+        await writeServiceChangeMark(dataSource, pool.serviceMark!, { sessionSetting: pool.stream !== undefined });
         return dataSource;
       },
     }),

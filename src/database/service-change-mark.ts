@@ -1,21 +1,55 @@
+import { createHash, createHmac } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { ServiceChangeMark } from './service-change-mark.entity';
+
 /**
  * The mark of the service's own changes to the registry tables (contract 18). The registry triggers
- * (migration AdminChange, "AdminChangeFromDatabase") record every INSERT, UPDATE and DELETE as a
- * change made in the database (CredentialTypeId 4) unless the transaction carries this
- * transaction-local setting: the service sets it in every transaction that writes those tables,
- * because it records its own AdminChange rows there (or, for sign-in bookkeeping, none). Transaction-
- * local, so it ends with the transaction and never leaks to the next user of a pooled connection
- * (or of the one shared PGlite session). It is not a secret: a database user who sets it, or disables
- * the triggers, escapes the record (docs/decisions/0031-admin-changes.md).
+ * (migrations AdminChange, AdminChangeTruncate, ServiceChangeMark) record every INSERT, UPDATE, DELETE
+ * and TRUNCATE as a change made in the database (CredentialTypeId 4) unless the transaction carries
+ * the mark: the service sets it in every transaction that writes those tables, because it records its
+ * own AdminChange rows there (or, for sign-in bookkeeping, none).
+ *
+ * The mark is a secret, so that a database user cannot set it to escape the record: its value is
+ * derived from ApiHmacKey (so every node of a cluster has the same one), kept by each of the service's
+ * sessions as the session setting `app.service_mark` (given at connection start, never in a
+ * statement's text or parameters, so neither pg_stat_activity nor the server's log of a failed
+ * statement shows it), and copied into the transaction-local setting `app.admin_change` by the
+ * statements below. The triggers accept the transaction-local value only when its SHA-256 is the one
+ * row of "ServiceChangeMark", which the service writes at start (writeServiceChangeMark). Transaction-
+ * local, so it ends with the transaction and never leaks to the next user of a pooled connection (or of
+ * the one shared PGlite session). What still escapes: a table owner or superuser who disables the
+ * triggers or rewrites that row (docs/decisions/0031-admin-changes.md).
  */
 export const SERVICE_CHANGE_SETTING = 'app.admin_change';
+/** The session setting that holds the mark on the service's own connections. */
+export const SERVICE_MARK_SESSION_SETTING = 'app.service_mark';
 
 /** The statement that marks the current transaction. */
-export const MARK_SERVICE_CHANGE_SQL = `SELECT set_config('${SERVICE_CHANGE_SETTING}', 'service', true)`;
+export const MARK_SERVICE_CHANGE_SQL = `SELECT set_config('${SERVICE_CHANGE_SETTING}', current_setting('${SERVICE_MARK_SESSION_SETTING}'), true)`;
 
 /**
  * The same mark as a condition that is always true, for a single statement outside any transaction
  * (an UPDATE of sign-in bookkeeping): set while the statement qualifies its rows, before any row
- * trigger fires, and gone when the statement's own transaction ends.
+ * trigger fires, and gone when the statement's own transaction ends. On a connection without the
+ * session setting it fails (42704) rather than write unmarked.
  */
-export const SERVICE_CHANGE_CONDITION = `set_config('${SERVICE_CHANGE_SETTING}', 'service', true) IS NOT NULL`;
+export const SERVICE_CHANGE_CONDITION = `set_config('${SERVICE_CHANGE_SETTING}', current_setting('${SERVICE_MARK_SESSION_SETTING}'), true) IS NOT NULL`;
+
+/** The mark's value: 64 hex digits, HMAC-SHA256 of a fixed label under ApiHmacKey (nothing else is derived from it this way). */
+export function serviceChangeMark(apiHmacKey: string): string {
+  return createHmac('sha256', apiHmacKey).update('transaction-monitoring/admin-change-mark/v1').digest('hex');
+}
+
+/** node-postgres's `options` startup parameter that gives each new PostgreSQL session the mark. */
+export function serviceMarkStartupOption(mark: string): string {
+  return `-c ${SERVICE_MARK_SESSION_SETTING}=${mark}`;
+}
+
+/**
+ * After the migrations: the hash the triggers accept (an upsert, a no-op when another node wrote the
+ * same hash) and, for the embedded database, whose one session ignores startup options, the session setting.
+ */
+export async function writeServiceChangeMark(dataSource: DataSource, mark: string, options: { sessionSetting: boolean }): Promise<void> {
+  if (options.sessionSetting) await dataSource.query(`SELECT set_config('${SERVICE_MARK_SESSION_SETTING}', $1, false)`, [mark]);
+  await dataSource.getRepository(ServiceChangeMark).upsert({ id: 1, hash: createHash('sha256').update(mark, 'utf8').digest() }, ['id']);
+}
