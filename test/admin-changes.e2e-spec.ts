@@ -40,12 +40,24 @@ describe('administrative changes (contract 18)', () => {
     await t?.close();
   });
 
-  it('writes no row for the first sign-in bookkeeping but one PasswordChanged for its forced change', async () => {
+  it('writes no row for the first sign-in bookkeeping but one PasswordChanged for its forced change, credited to the session that sign-in opened', async () => {
     const all = await rows(t);
     expect(all.filter((r) => r.CredentialTypeId === CredentialTypeId.Database)).toEqual([]);
     const changed = all.filter((r) => r.ActionTypeId === ActionTypeId.PasswordChanged);
     expect(changed).toHaveLength(1);
-    expect(changed[0]).toMatchObject({ CreatedUser: 'Administrator', TargetTable: 'UserRegistry', TargetName: 'Administrator', Failed: false, Changes: '{"password":["(secret)","(secret)"]}' });
+    // The first sign-in changed the expired password and answered this token: its sid names the session the change is credited to.
+    const sid = (JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8')) as { sid: string }).sid;
+    expect(changed[0]).toMatchObject({
+      CreatedUser: 'Administrator',
+      CredentialTypeId: CredentialTypeId.Cookie,
+      CredentialId: sid,
+      TargetTable: 'UserRegistry',
+      TargetName: 'Administrator',
+      Failed: false,
+      Changes: '{"password":["(secret)","(secret)"]}',
+    });
+    const [session] = await t.db.query<{ UserRegistryId: number }>(`SELECT "UserRegistryId" FROM "UserSession" WHERE "Id" = $1`, [sid]);
+    expect(session.UserRegistryId).toBe(changed[0].UserRegistryId);
   });
 
   it('records tenants, roles and users created and changed, by the landlord over cookie, bearer and API key', async () => {

@@ -70,25 +70,29 @@ export class PasswordChange {
     const problems = this.problems(account.wirePasswordHash, opened.password!, { ...opened, repeatGiven: true });
     if (problems.length > 0) throw badRequest('The new password is not acceptable.', problems);
     if (!(await this.accounts.recordSuccess(account.id))) throw unauthorized();
-    await this.apply(account, opened.newPassword!, req, adminActor(principal, req));
+    await this.apply(account, opened.newPassword!, req, { actor: adminActor(principal, req) });
     return this.flow.complete(account, AuthenticationTypeId.UserNamePassword, req, res);
   }
 
   /**
    * Sets the new password, with its AdminChange PasswordChanged in the same transaction (contract 18),
-   * and ends every earlier session of the account. `actor`: the signed-in caller of ChangePassword; at
-   * a sign-in's forced change, the user signing in, with no credential yet (CredentialTypeId 3, the
-   * sign-in's cookie session, CredentialId null: the session starts after the change).
+   * and ends every earlier session of the account. `by.actor`: the signed-in caller of ChangePassword; at
+   * a sign-in's forced change (`by.signInSessionId`), the user signing in, credited with the session the
+   * sign-in opens right after the change (CredentialTypeId 3, CredentialId that session's sid: every
+   * sign-in sets its cookies, whatever else it answers).
    */
-  async apply(account: SignInAccount, newPassword: string, req: Request, actor?: RecordedActor): Promise<void> {
+  async apply(account: SignInAccount, newPassword: string, req: Request, by: { actor: RecordedActor } | { signInSessionId: string }): Promise<void> {
     const hash = await this.hasher.hash(newPassword);
-    const by: RecordedActor = actor ?? {
-      principal: { userRegistryId: account.id, userName: account.name, tenantRegistryId: account.tenantRegistryId, authenticationType: 'Cookie', sessionId: null, apiKeyDisplay: null },
-      context: requestContext(req),
-    };
+    const actor: RecordedActor =
+      'actor' in by
+        ? by.actor
+        : {
+            principal: { userRegistryId: account.id, userName: account.name, tenantRegistryId: account.tenantRegistryId, authenticationType: 'Cookie', sessionId: by.signInSessionId, apiKeyDisplay: null },
+            context: requestContext(req),
+          };
     await this.transactions.runChange(async (tx) => {
       await this.accounts.setPassword(account.id, hash, { manager: tx });
-      await this.adminChanges.record(tx, by, {
+      await this.adminChanges.record(tx, actor, {
         actionType: ActionTypeId.PasswordChanged,
         targetTable: 'UserRegistry',
         targetId: account.id,

@@ -64,8 +64,8 @@ export class PasswordScheme implements SignInScheme<PasswordSignInDto, OpenedPas
     return dto.passkey;
   }
 
-  async beforeSession(account: SignInAccount, _dto: PasswordSignInDto, opened: OpenedPasswords, req: Request): Promise<void> {
-    if (opened.newPasswordGiven) await this.passwords.apply(account, opened.newPassword!, req);
+  async beforeSession(account: SignInAccount, _dto: PasswordSignInDto, opened: OpenedPasswords, req: Request, sessionId: string): Promise<void> {
+    if (opened.newPasswordGiven) await this.passwords.apply(account, opened.newPassword!, req, { signInSessionId: sessionId });
   }
 
   refusal(_failure: SignInFailure): Error {

@@ -41,6 +41,8 @@ export class SignInCompletion {
     recordSignIn: (manager: EntityManager) => Promise<void>,
     /** A statement to run first in the same transaction (the sign-in's success); throwing rolls all back. */
     first?: (manager: EntityManager) => Promise<void>,
+    /** The new session's id, when something before it had to name it; otherwise a new one. */
+    chosenSessionId?: string,
   ): Promise<IssuedToken> {
     const context = requestContext(req);
     const start = this.clock.now();
@@ -48,7 +50,7 @@ export class SignInCompletion {
       await first?.(manager);
       await recordSignIn(manager);
       return this.sessions.start(
-        { userRegistryId: identity.id, tenantRegistryId: identity.tenantRegistryId, authenticationTypeId: type, start, context },
+        { userRegistryId: identity.id, tenantRegistryId: identity.tenantRegistryId, authenticationTypeId: type, start, context, id: chosenSessionId },
         manager,
       );
     });

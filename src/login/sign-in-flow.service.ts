@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import type { EntityManager } from 'typeorm';
@@ -98,6 +99,7 @@ export class SignInFlow {
     req: Request,
     res: Response,
     first?: (manager: EntityManager) => Promise<void>,
+    sessionId?: string,
   ): Promise<IssuedToken> {
     return this.completion.complete(
       account,
@@ -106,6 +108,7 @@ export class SignInFlow {
       res,
       (manager) => this.record(type, { createdUser: account.name, account, failureTypeId: null }, req, manager),
       first,
+      sessionId,
     );
   }
 
@@ -244,8 +247,10 @@ export class SignInFlow {
     // Before anything changes: a success that raced the lock is refused and changes nothing.
     if (scheme.beforeSession) {
       if (!(await this.accounts.recordSuccess(account.id, reserved))) throw refused(FailureTypeId.PasswordLocked);
-      await scheme.beforeSession(account, input, evidence, req);
-      return { kind: 'signedIn', issued: await this.complete(account, scheme.type, req, res), account, evidence };
+      // The session's id is chosen first: what runs before it (a forced password change) records it as its credential.
+      const sessionId = randomUUID();
+      await scheme.beforeSession(account, input, evidence, req, sessionId);
+      return { kind: 'signedIn', issued: await this.complete(account, scheme.type, req, res, undefined, sessionId), account, evidence };
     }
     // Nothing runs between the success and the session: the success is the first statement of the
     // session's transaction (one commit fewer per sign-in); when it raced the lock, all of it rolls back

@@ -106,7 +106,7 @@ export interface SignInScheme<Input, Evidence = undefined> {
    */
   passkey?(input: Input): PasskeyAnswer | undefined;
   /** What must happen after the success is recorded and before the session starts (a password change). */
-  beforeSession?(account: SignInAccount, input: Input, evidence: Evidence, req: Request): Promise<void>;
+  beforeSession?(account: SignInAccount, input: Input, evidence: Evidence, req: Request, sessionId: string): Promise<void>;
   /** How a failure (its row already written) reaches the caller: a problem, a challenge, a redirect. */
   refusal(failure: SignInFailure): Error;
   /**

@@ -32,6 +32,8 @@ export interface NewSession {
   /** The session start, which every token of the session carries as `sst`. */
   start: Date;
   context: RequestContext;
+  /** The session's id when it had to be known before the session starts (a sign-in's forced password change records it); otherwise a new one. */
+  id?: string;
 }
 
 /**
@@ -51,7 +53,7 @@ export class UserSessionRepository {
 
   /** Opens a session; its id is a random UUID, the `sid` of every token of the session. */
   async start(session: NewSession, tx?: EntityManager): Promise<string> {
-    const id = randomUUID();
+    const id = session.id ?? randomUUID();
     await this.on(tx).insert({
       id,
       userRegistryId: session.userRegistryId,
