@@ -5,6 +5,7 @@ import { Browser } from './helpers/http';
 import { signInAdministrator } from './helpers/users';
 import { adminChangesAfter, lastAdminChangeId } from './helpers/admin-changes';
 import { sealAllPending } from './helpers/sealing';
+import { CapturedLogs } from './helpers/logs';
 import { ActionTypeId, CredentialTypeId } from '../src/admin-changes/admin-change.types';
 
 /**
@@ -117,5 +118,21 @@ describe('changes made in the database cannot borrow the service mark or shadow 
     expect(res.status).toBe(200);
     const rows = await adminChangesAfter(t, from);
     expect(rows.map((r) => [r.CredentialTypeId, r.ActionTypeId, r.TargetName])).toEqual([[CredentialTypeId.Cookie, ActionTypeId.TenantChanged, 'Insider Bank (by the service)']]);
+  });
+
+  it('warns when a node with another ApiHmacKey replaces the mark, and records that node\'s changes from then on as its own only', async () => {
+    const logs = new CapturedLogs();
+    const other = await startTestApp({ db: t.db, env: { ApiHmacKey: 'another-deployment-hmac-key-0123456789' }, logger: logs });
+    try {
+      expect(logs.count('warn', /every node must have the same ApiHmacKey/)).toBe(1);
+      const [{ administrator }] = await t.db.query<{ administrator: number }>(`SELECT "Id" AS "administrator" FROM "UserRegistry" WHERE "Name" = 'Administrator'`);
+      const { browser } = await signInAdministrator(other);
+      const from = await lastAdminChangeId(t);
+      expect((await browser.put(`/api/UserRegistry/${administrator}`, { email: 'other-node@example.com' })).status).toBe(200);
+      const rows = await adminChangesAfter(t, from);
+      expect(rows.map((r) => [r.CredentialTypeId, r.ActionTypeId])).toEqual([[CredentialTypeId.Cookie, ActionTypeId.UserChanged]]);
+    } finally {
+      await other.close();
+    }
   });
 });

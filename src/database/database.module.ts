@@ -79,7 +79,12 @@ export class DatabaseBreakerModule {}
         await migrate(dataSource);
         new Logger('Database').log('migrations applied');
         const pool = options!.extra as PoolOptions;
-        await writeServiceChangeMark(dataSource, pool.serviceMark!, { sessionSetting: pool.stream !== undefined });
+        const { replacedAnother } = await writeServiceChangeMark(dataSource, pool.serviceMark!, { sessionSetting: pool.stream !== undefined });
+        if (replacedAnother) {
+          new Logger('Database').warn(
+            'the mark of the service\'s own registry changes differed from the one stored by another node (or before ApiHmacKey changed): every node must have the same ApiHmacKey, or the changes of the others are also recorded as made in the database',
+          );
+        }
         return dataSource;
       },
     }),

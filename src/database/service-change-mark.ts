@@ -46,10 +46,18 @@ export function serviceMarkStartupOption(mark: string): string {
 }
 
 /**
- * After the migrations: the hash the triggers accept (an upsert, a no-op when another node wrote the
- * same hash) and, for the embedded database, whose one session ignores startup options, the session setting.
+ * After the migrations: the hash the triggers accept and, for the embedded database, whose one session
+ * ignores startup options, the session setting. Answers whether it replaced another hash: another node
+ * (or this one before a change of ApiHmacKey) wrote a different mark, and until every node shares
+ * ApiHmacKey the changes of the nodes whose mark is not the stored one are recorded twice (their own
+ * row, and one as made in the database).
  */
-export async function writeServiceChangeMark(dataSource: DataSource, mark: string, options: { sessionSetting: boolean }): Promise<void> {
+export async function writeServiceChangeMark(dataSource: DataSource, mark: string, options: { sessionSetting: boolean }): Promise<{ replacedAnother: boolean }> {
   if (options.sessionSetting) await dataSource.query(`SELECT set_config('${SERVICE_MARK_SESSION_SETTING}', $1, false)`, [mark]);
-  await dataSource.getRepository(ServiceChangeMark).upsert({ id: 1, hash: createHash('sha256').update(mark, 'utf8').digest() }, ['id']);
+  const hash = createHash('sha256').update(mark, 'utf8').digest();
+  const marks = dataSource.getRepository(ServiceChangeMark);
+  const stored = await marks.findOneBy({ id: 1 });
+  if (stored?.hash.equals(hash)) return { replacedAnother: false };
+  await marks.upsert({ id: 1, hash }, ['id']);
+  return { replacedAnother: stored !== null };
 }
