@@ -1,7 +1,14 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
-/** The trigger functions that run in whoever's session writes the audited tables, frozen here. */
-const TRIGGER_FUNCTIONS = ['AuditAppendOnly', 'AuditEnqueue', 'AdminChangeFromDatabase', 'AdminChangeFromDatabaseTruncate'] as const;
+/**
+ * The functions run in whoever's session writes the registry, whose statements name several tables:
+ * they run with a fixed search path (frozen here). AuditEnqueue, run for every audit row, names one
+ * table, qualified instead (a fixed search path costs a setting saved and restored per call, measured
+ * 7 µs a row on a bulk insert); AuditAppendOnly names none.
+ */
+const PATH_FIXED_FUNCTIONS = ['AdminChangeFromDatabase', 'AdminChangeFromDatabaseTruncate', 'AdminChangeMarked'] as const;
+/** AuditEnqueue's one table, as its definition names it. */
+const ENQUEUE_TABLE = 'INSERT INTO "AuditPending"';
 /** The registry triggers' functions, whose test of the service's mark is replaced. */
 const MARKED_FUNCTIONS = ['AdminChangeFromDatabase', 'AdminChangeFromDatabaseTruncate'] as const;
 
@@ -25,12 +32,12 @@ const SECRET_MARK = `"AdminChangeMarked"()`;
  * 2. The trigger functions named their tables without a schema, and a session's temporary schema comes
  *    first in its search path: `CREATE TEMP TABLE "AdminChange" (LIKE "AdminChange")` sent the record of
  *    the session's next registry change into a table that vanishes with the session (likewise
- *    "AuditPending" for the log's waiting entries, "ServiceChangeMark" for the mark's hash). Every
- *    trigger function now runs with the search path fixed to the schema of the tables, temporary
- *    schema last.
+ *    "AuditPending" for the log's waiting entries, "ServiceChangeMark" for the mark's hash). The
+ *    registry's trigger functions now run with the search path fixed to the schema of the tables,
+ *    temporary schema last; AuditEnqueue names its table with the schema.
  *
- * The functions' bodies are otherwise unchanged: the test is replaced in the text PostgreSQL holds
- * (pg_get_functiondef), exactly once or the migration fails.
+ * The functions' bodies are otherwise unchanged: the mark's test and AuditEnqueue's table are replaced
+ * in the text PostgreSQL holds (pg_get_functiondef), each exactly once or the migration fails.
  */
 export class ServiceChangeMark1767800000000 implements MigrationInterface {
   name = 'ServiceChangeMark1767800000000';
@@ -50,23 +57,25 @@ export class ServiceChangeMark1767800000000 implements MigrationInterface {
       CREATE FUNCTION "AdminChangeMarked"() RETURNS boolean LANGUAGE sql STABLE AS $$
         SELECT EXISTS (SELECT 1 FROM "ServiceChangeMark" WHERE "Hash" = sha256(convert_to(current_setting('app.admin_change', true), 'UTF8')))
       $$`);
-    const path = await searchPath(q);
-    for (const name of [...TRIGGER_FUNCTIONS, 'AdminChangeMarked']) await q.query(`ALTER FUNCTION "${name}"() SET search_path = ${path}`);
+    const schema = await currentSchema(q);
+    for (const name of PATH_FIXED_FUNCTIONS) await q.query(`ALTER FUNCTION "${name}"() SET search_path = ${schema}, pg_temp`);
+    await replaceInFunction(q, 'AuditEnqueue', ENQUEUE_TABLE, `INSERT INTO ${schema}."AuditPending"`);
     for (const name of MARKED_FUNCTIONS) await replaceInFunction(q, name, PUBLIC_MARK, SECRET_MARK);
   }
 
   async down(q: QueryRunner): Promise<void> {
     for (const name of MARKED_FUNCTIONS) await replaceInFunction(q, name, SECRET_MARK, PUBLIC_MARK);
-    for (const name of TRIGGER_FUNCTIONS) await q.query(`ALTER FUNCTION "${name}"() RESET search_path`);
+    await replaceInFunction(q, 'AuditEnqueue', `INSERT INTO ${await currentSchema(q)}."AuditPending"`, ENQUEUE_TABLE);
+    for (const name of MARKED_FUNCTIONS) await q.query(`ALTER FUNCTION "${name}"() RESET search_path`);
     await q.query(`DROP FUNCTION "AdminChangeMarked"()`);
     await q.query(`DROP TABLE "ServiceChangeMark"`);
   }
 }
 
-/** The schema the tables live in, then the temporary schema (pg_catalog is searched first anyway). */
-async function searchPath(q: QueryRunner): Promise<string> {
-  const [{ path }] = (await q.query(`SELECT quote_ident(current_schema()) || ', pg_temp' AS "path"`)) as { path: string }[];
-  return path;
+/** The schema the tables live in, quoted as an identifier (a fixed search path puts the temporary schema after it; pg_catalog is searched first anyway). */
+async function currentSchema(q: QueryRunner): Promise<string> {
+  const [{ schema }] = (await q.query(`SELECT quote_ident(current_schema()) AS "schema"`)) as { schema: string }[];
+  return schema;
 }
 
 /** Replaces `from` by `to` in function `name`'s definition, which must hold it exactly once. */
