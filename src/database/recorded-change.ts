@@ -8,7 +8,7 @@ import { SERVICE_CHANGE_CONDITION } from './service-change-mark';
  * transaction, so both commit or neither (docs/decisions/0037).
  *
  * A member change (`change`) locks the row, changes it and records it:
- * `WITH old AS (SELECT … FOR UPDATE), changed AS (UPDATE … FROM old … RETURNING *, <Changes>),
+ * `WITH old AS (SELECT … FOR NO KEY UPDATE), changed AS (UPDATE … FROM old … RETURNING *, <Changes>),
  * recorded AS (INSERT INTO "AdminChange" … SELECT … FROM changed WHERE <Changes> <> '{}') SELECT … FROM changed`.
  * The Changes text is rendered IN SQL from the locked row (before) and the updated one (after), byte for
  * byte as admin-changes/changes.ts changesText renders it (`renderedSql`), so the "before" is what the
@@ -110,7 +110,7 @@ export class RecordedChanges<Row> {
       const members = [...change.recorded].sort(byCodePoint).map((field, i) => ({ field, column: this.column(field), before: `old."b${i}"` }));
       const idName = quote(this.idColumn.databaseName);
       const locked = [`${idName} = ${id}`, ...(this.options.live ? [this.options.live] : []), ...checks];
-      const old = `SELECT ${[`${idName} AS "id"`, ...members.map((m, i) => `${quote(m.column.databaseName)} AS "b${i}"`)].join(', ')} FROM ${quote(this.table.tableName)} WHERE ${locked.join(' AND ')} FOR UPDATE`;
+      const old = `SELECT ${[`${idName} AS "id"`, ...members.map((m, i) => `${quote(m.column.databaseName)} AS "b${i}"`)].join(', ')} FROM ${quote(this.table.tableName)} WHERE ${locked.join(' AND ')} FOR NO KEY UPDATE`;
       const text = changesSql(members.map((m) => ({ key: m.field, column: m.column, before: m.before, after: `t.${quote(m.column.databaseName)}` })), manager);
       const changed =
         `UPDATE ${quote(this.table.tableName)} AS t SET ${assignments.join(', ')} FROM old WHERE t.${idName} = old."id" AND ${SERVICE_CHANGE_CONDITION} ` +
