@@ -1,4 +1,7 @@
+import { createHash } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import type { EntityManager, EntityMetadata } from 'typeorm';
+import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { byCodePoint, CHANGES_MAX } from '../common/changes-format';
 import { SERVICE_CHANGE_CONDITION } from './service-change-mark';
@@ -58,7 +61,7 @@ const SHAPES_MAX = 256;
 
 /** The statements of one registry table, generated from its metadata and AdminChange's. */
 export class RecordedChanges<Row> {
-  private readonly shapes = new Map<string, string>();
+  private readonly shapes = new Map<string, Statement>();
   private readonly selected: string;
   private readonly idColumn: ColumnMetadata;
 
@@ -118,7 +121,7 @@ export class RecordedChanges<Row> {
       return this.statement(changed, params, manager, record, change.fromRow, `old AS (${old})`);
     });
     const values = [change.id, ...change.set.map((m) => m.value), ...compared.map((field) => change.compared[field]), ...this.recordValues(manager, record, change.fromRow)];
-    const rows = await manager.query<Row[]>(sql, values);
+    const rows = await run<Row>(manager, sql, values);
     return rows[0] ?? null;
   }
 
@@ -134,7 +137,7 @@ export class RecordedChanges<Row> {
       const changed = `INSERT INTO ${quote(this.table.tableName)} (${columns.map((c) => quote(c.databaseName)).join(', ')}) SELECT ${values.join(', ')} WHERE ${SERVICE_CHANGE_CONDITION} RETURNING *`;
       return this.statement(changed, params, manager, change.record, change.fromRow);
     });
-    const rows = await manager.query<Row[]>(sql, [...fields.map((field) => change.values[field]), ...this.recordValues(manager, change.record, change.fromRow)]);
+    const rows = await run<Row>(manager, sql, [...fields.map((field) => change.values[field]), ...this.recordValues(manager, change.record, change.fromRow)]);
     return rows[0];
   }
 
@@ -181,14 +184,48 @@ export class RecordedChanges<Row> {
     return column;
   }
 
-  private shape(key: string, build: () => string): string {
-    let sql = this.shapes.get(key);
-    if (sql === undefined) {
-      sql = build();
+  private shape(key: string, build: () => string): Statement {
+    let statement = this.shapes.get(key);
+    if (statement === undefined) {
+      const text = build();
+      // Named by its text: a name node-postgres has prepared on a connection always means the same statement.
+      statement = { text, name: `tm-recorded-${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
       if (this.shapes.size >= SHAPES_MAX) this.shapes.clear();
-      this.shapes.set(key, sql);
+      this.shapes.set(key, statement);
     }
-    return sql;
+    return statement;
+  }
+}
+
+/** A generated statement and the name it is prepared under. */
+interface Statement {
+  text: string;
+  name: string;
+}
+
+/**
+ * Runs `statement`: inside a transaction (the locking fallback) on its connection; otherwise as a named
+ * prepared statement on a connection from the driver's pool (PostgresDriver.obtainMasterConnection, as
+ * UserRegistryRepository.readForGuard does), so PostgreSQL parses each shape once per connection rather
+ * than on every write (bench/RESULTS.md, "Registry writes under one row lock").
+ */
+async function run<Row>(manager: EntityManager, statement: Statement, values: unknown[]): Promise<Row[]> {
+  if (manager.queryRunner) return manager.query<Row[]>(statement.text, values);
+  const driver = manager.connection.driver as PostgresDriver;
+  const [client, release] = (await driver.obtainMasterConnection()) as [PoolClient, (error?: unknown) => void];
+  let failure: unknown;
+  // As pg's own Pool.query does: an error event while the connection is out must not go unheard.
+  const onError = (error: unknown) => (failure = error);
+  client.on('error', onError);
+  try {
+    return (await client.query({ name: statement.name, text: statement.text, values })).rows as Row[];
+  } catch (error) {
+    // A statement error (a duplicate name) leaves the connection usable; anything else discards it.
+    if (!(error instanceof Error && 'code' in error && typeof error.code === 'string' && /^[0-9A-Z]{5}$/.test(error.code))) failure = error;
+    throw error;
+  } finally {
+    client.removeListener('error', onError);
+    release(failure);
   }
 }
 
