@@ -76,6 +76,16 @@ export class AdminChangeRecorder {
     return this.row(actor, entry, false);
   }
 
+  /**
+   * The row of a registry member change whose statement renders its Changes from the row it locked
+   * (database/recorded-change.ts `change`): `changeRow` without Changes.
+   */
+  memberChangeRow(actor: RecordedActor, entry: Omit<AdminChangeEntry, 'changes'>): Omit<NewAdminChange, 'changes'> {
+    const row: Partial<NewAdminChange> = this.row(actor, { ...entry, changes: '' }, false);
+    delete row.changes;
+    return row as Omit<NewAdminChange, 'changes'>;
+  }
+
   async recordRefused(actor: RecordedActor, target: AdminChangeTarget): Promise<void> {
     await this.rows.insert(this.row(actor, { ...target, targetName: null, targetTenantRegistryId: null, changes: '{}' }, true));
   }

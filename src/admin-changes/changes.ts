@@ -4,8 +4,13 @@
  * point, no spaces; a creation has null before, a deletion null after; a role's permissions a sorted
  * array of ids. A secret (a password, wire hash or key value) is never written: its value shows as
  * "(secret)" (null stays null), and an API key is named only by its display identifier. At most 8192
- * characters: a longer text keeps its first keys whole and ends with `"…":"truncated"`.
+ * characters: a longer text keeps its first keys whole and ends with `"…":"truncated"`. A registry
+ * member change renders the same text in SQL from the row it locked (database/recorded-change.ts);
+ * test/admin-changes-rendered.e2e-spec.ts holds the two equal.
  */
+import { byCodePoint, CHANGES_MAX } from '../common/changes-format';
+
+export { byCodePoint, CHANGES_MAX };
 
 /** A field's value as Changes writes it. Dates are written as ISO-8601 text. */
 export type ChangeValue = string | number | boolean | null | readonly number[] | Date;
@@ -15,20 +20,7 @@ export type ChangeSide = Readonly<Record<string, ChangeValue | undefined>> | nul
 
 /** The value written in place of a secret. */
 export const SECRET = '(secret)';
-/** The longest Changes text, in characters (code points). */
-export const CHANGES_MAX = 8192;
 const TRUNCATED = `${JSON.stringify('…')}:${JSON.stringify('truncated')}`;
-
-/** Code-point order (JavaScript's default sort compares UTF-16 units, which differs past U+FFFF). */
-export function byCodePoint(a: string, b: string): number {
-  const x = Array.from(a);
-  const y = Array.from(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i].codePointAt(0)! - y[i].codePointAt(0)!;
-    if (d !== 0) return d;
-  }
-  return x.length - y.length;
-}
 
 function render(value: ChangeValue | undefined, secret: boolean): string {
   if (value === undefined || value === null) return 'null';

@@ -7,13 +7,12 @@ import { MARK_SERVICE_CHANGE_SQL } from './service-change-mark';
 export const MISSED: unique symbol = Symbol('compare-and-set missed');
 
 /**
- * Attempts of a change by compare-and-set before it takes the row lock instead. One: a miss means the
- * row is being changed by others right now, and a second attempt mostly misses again (measured with 4
- * writers on one row, bench/RESULTS.md "Registry writes in one statement": three attempts cost 1.7-1.8x
- * the service CPU of the build before AdminChange, one attempt 1.4-1.6x, the old lock-only design
- * 1.35-1.6x). The locking transaction then serialises this change behind the others and cannot miss,
- * so the caller still gets its answer (not a 409 or 503 for a change that is valid) and the work stays
- * bounded: one plain attempt, then the lock.
+ * Attempts of a change by compare-and-set before it takes the row lock instead. One: a registry member
+ * change compares only what its checks relied on (a user's role, a tenant's landlord flag; decision
+ * 0037), so a miss is rare, and when others are changing exactly that a second plain attempt mostly
+ * misses again (measured under 0034 with 4 writers on one row: three attempts cost 1.7-1.8x the service
+ * CPU of the build before AdminChange, one 1.4-1.6x). The locking transaction then checks again and
+ * cannot miss, so the caller still gets its answer (not a 409 or 503 for a change that is valid).
  */
 export const COMPARE_AND_SET_ATTEMPTS = 1;
 
@@ -46,7 +45,7 @@ export class Transactions {
   /**
    * A registry change made by compare-and-set (database/recorded-change.ts): `attempt(null)` reads the row
    * with plain statements, checks the caller's right, and changes and records it in one statement that
-   * changes nothing (answer MISSED) when a concurrent change got there first. After
+   * changes nothing (answer MISSED) when what the checks relied on changed since (decision 0037). After
    * COMPARE_AND_SET_ATTEMPTS such misses it is attempted once more as `attempt(tx)` in a runChange
    * transaction, where it reads the row under its lock (SELECT … FOR UPDATE) and so cannot miss. A
    * change nobody races therefore costs the round trips of the change alone.

@@ -44,12 +44,14 @@ export class TenantRegistryService {
   }
 
   /**
-   * A plain read (404, the landlord rule), then one statement that changes the tenant and records it
-   * while the tenant still has the values read (compare-and-set, Transactions.compareAndSet): the
-   * recorded before is exactly what the change replaced without holding a lock across round trips.
+   * A plain read (404, the landlord rule), then one statement that locks the tenant, changes it and
+   * records it with the Changes rendered from the row it locked (docs/decisions/0037): a concurrent
+   * rename between the read and the write is the "before", not a miss. Only the landlord flag the rule
+   * relied on is compared; when it differs (or the tenant is gone) the change is made again under the
+   * row lock from a fresh read (Transactions.compareAndSet).
    */
   async update(actor: AdminActor, id: number, body: UpdateTenantDto): Promise<TenantDto> {
-    const set = { name: body.name ?? undefined, active: body.active ?? undefined };
+    const set = definedOnly({ name: body.name ?? undefined, active: body.active ?? undefined });
     const tenant = await uniqueOr409(
       () =>
         this.transactions.compareAndSet(async (tx) => {
@@ -57,13 +59,17 @@ export class TenantRegistryService {
           if (!current) throw notFound('No such tenant.');
           // Deactivating the landlord tenant would shut every administrator out, with no way back in.
           if (current.landlord && body.active === false) throw conflict('The landlord tenant cannot be deactivated.');
+          // A PUT that changes nothing as read writes nothing (and records nothing).
           const before = fieldsOf(current);
-          const after = { ...before, ...definedOnly(set) };
-          const text = changesText(before, after);
-          // One row per change: a PUT that changes nothing records nothing, and writes nothing.
-          if (text === '{}') return current;
-          const record = this.row(actor, ActionTypeId.TenantChanged, { id, name: after.name }, text);
-          return (await this.tenants.updateRecorded(id, set, before, record, tx ?? undefined)) ?? MISSED;
+          if (changesText(before, { ...before, ...set }) === '{}') return current;
+          const record = this.adminChanges.memberChangeRow(actor, {
+            actionType: ActionTypeId.TenantChanged,
+            targetTable: 'TenantRegistry',
+            targetId: id,
+            targetName: current.name, // the statement writes the name after
+            targetTenantRegistryId: id,
+          });
+          return (await this.tenants.changeRecorded(id, set, current.landlord, record, tx ?? undefined)) ?? MISSED;
         }),
       DUPLICATE,
     );

@@ -91,7 +91,7 @@ export class UserRegistryService {
 
   async update(actor: AdminActor, id: number, body: UpdateUserDto): Promise<UserDto> {
     const { principal, context } = actor;
-    let user = await this.editable(principal, id);
+    const user = await this.editable(principal, id);
     let roleId: number | null = null;
     // The role asked for is checked whether or not it looks like the user's present one: that was read
     // before the row lock, and a concurrent change may have moved the user since.
@@ -112,22 +112,20 @@ export class UserRegistryService {
       active: body.active ?? undefined,
       passwordLocked: body.passwordLocked ?? undefined,
     };
-    // The user read above is the first attempt's before; a retry reads (and checks) it again, and the
-    // locking fallback reads it under the row lock (Transactions.compareAndSet).
-    let fresh = true;
+    // One statement locks the user, changes it and records it with the Changes rendered from the row it
+    // locked (docs/decisions/0037): a concurrent change of these members is the "before", not a miss.
+    // Only what the checks above relied on is compared (the user's role, and that it is not deleted);
+    // when that changed the change is made under the row lock after checking again (Transactions.compareAndSet).
+    const record = this.adminChanges.memberChangeRow(actor, {
+      actionType: ActionTypeId.UserChanged,
+      targetTable: 'UserRegistry',
+      targetId: user.id,
+      targetName: user.name,
+      targetTenantRegistryId: user.tenantRegistryId,
+    });
     await this.transactions.compareAndSet(async (tx) => {
-      if (!tx && !fresh) user = await this.editable(principal, id);
-      fresh = false;
       const current = tx ? await this.lockEditable(principal, user, tx) : user;
-      const before = { email: current.email, roleRegistryId: current.roleRegistryId, active: current.active, passwordLocked: current.passwordLocked };
-      const after = {
-        email: members.email !== undefined ? members.email : current.email,
-        roleRegistryId: members.roleRegistryId ?? current.roleRegistryId,
-        active: members.active ?? current.active,
-        passwordLocked: members.passwordLocked ?? current.passwordLocked,
-      };
-      const record = this.row(actor, ActionTypeId.UserChanged, user, before, after);
-      return (await this.users.updateMembers(id, members, this.clock.now(), before, record, tx ?? undefined)) || MISSED;
+      return (await this.users.updateMembers(id, members, this.clock.now(), { roleRegistryId: current.roleRegistryId }, record, tx ?? undefined)) || MISSED;
     });
     await this.changes.publish('UserRegistry', id, 'updated');
     return this.get(principal, id);

@@ -44,19 +44,22 @@ export class TenantRegistryRepository {
   }
 
   /**
-   * Changes the members `set` of tenant `id` and inserts its AdminChange row `record` (null: none) in one
-   * statement, only while the tenant still has the `expected` values it was read with (compare-and-set);
-   * the tenant after, or null when it has not (changed since, or gone). Inside `tx` when given.
+   * Changes the members `set` of tenant `id` under its row lock and inserts its AdminChange row `record`
+   * (without Changes: rendered from the tenant locked and after; TargetName: the name after) in one
+   * statement, while it is still (not) the landlord as `landlord` says, which the caller's check relied
+   * on. No row when nothing changed. The tenant after, or null when it is gone or its landlord flag
+   * differs. Inside `tx` when given.
    */
-  updateRecorded(
-    id: number,
-    set: { name?: string; active?: boolean },
-    expected: { name: string; landlord: boolean; active: boolean },
-    record: RecordRow | null,
-    tx?: EntityManager,
-  ): Promise<TenantRegistry | null> {
+  changeRecorded(id: number, set: { name?: string; active?: boolean }, landlord: boolean, record: RecordRow, tx?: EntityManager): Promise<TenantRegistry | null> {
     const members = Object.entries(set).filter(([, value]) => value !== undefined).map(([field, value]) => ({ field, value }));
-    return this.recorded.update(tx ?? this.repository.manager, { id, set: members, expected, record });
+    return this.recorded.change(tx ?? this.repository.manager, {
+      id,
+      set: members,
+      compared: { landlord },
+      recorded: members.map((m) => m.field),
+      record,
+      fromRow: { targetName: 'name' },
+    });
   }
 
   hasLandlord(tx?: EntityManager): Promise<boolean> {

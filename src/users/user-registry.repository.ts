@@ -225,31 +225,36 @@ export class UserRegistryRepository {
   }
 
   /**
-   * Changes a user's registry members (an omitted one stays) and inserts its AdminChange row `record`
-   * (null: none) in one statement, only while the user is not deleted and still has the `expected`
-   * members it was read with (compare-and-set, database/recorded-change.ts). `passwordLocked` false also
-   * clears the failure count and the lock date; true keeps an existing lock date, else stamps `now`.
-   * False when the user was not as expected (changed since, or gone); true also when nothing was to change.
+   * Changes a user's registry members (an omitted one stays) under its row lock and inserts its
+   * AdminChange row `record` (without Changes: rendered from the user locked and after, the members
+   * email, roleRegistryId, active, passwordLocked) in one statement, while the user is not deleted and
+   * still has the role `roleRegistryId` the caller's checks relied on (database/recorded-change.ts). No
+   * row when nothing Changes names changed. `passwordLocked` false also clears the failure count and the
+   * lock date; true keeps an existing lock date, else stamps `now`. False when the user was deleted or
+   * moved to another role since; true also when nothing was to change.
    */
   async updateMembers(
     id: number,
     changes: { email?: string | null; roleRegistryId?: number; active?: boolean; passwordLocked?: boolean },
     now: Date,
-    expected: { email: string | null; roleRegistryId: number; active: boolean; passwordLocked: boolean },
-    record: RecordRow | null,
+    compared: { roleRegistryId: number },
+    record: RecordRow,
     tx?: EntityManager,
   ): Promise<boolean> {
     const set: SetMember[] = [];
+    const recorded: string[] = [];
     if (changes.email !== undefined) set.push({ field: 'email', value: changes.email });
     if (changes.roleRegistryId !== undefined) set.push({ field: 'roleRegistryId', value: changes.roleRegistryId });
     if (changes.active !== undefined) set.push({ field: 'active', value: changes.active });
+    for (const member of set) recorded.push(member.field);
+    if (changes.passwordLocked !== undefined) recorded.push('passwordLocked');
     if (changes.passwordLocked === true) {
       set.push({ field: 'passwordLocked', value: true }, { field: 'passwordLockedDate', value: now, form: 'unless-set' });
     } else if (changes.passwordLocked === false) {
       set.push({ field: 'passwordLocked', value: false }, { field: 'passwordLockedDate', value: null }, { field: 'failedPasswordCount', value: 0 });
     }
     if (set.length === 0) return true;
-    return (await this.recorded.update(tx ?? this.repository.manager, { id, set, expected, record })) !== null;
+    return (await this.recorded.change(tx ?? this.repository.manager, { id, set, compared, recorded, record })) !== null;
   }
 
   /**
