@@ -19,8 +19,8 @@ export interface LeafRow {
 export interface AppendedFromPending {
   /** Pending entries consumed (deleted), whatever became of them. */
   taken: number;
-  /** The new leaves' hashes, in LeafIndex order from `first`. */
-  leafHashes: Buffer[];
+  /** The new leaves' hashes, in LeafIndex order from `first`: 32 bytes each, one buffer (one object, not one per leaf). */
+  leafHashes: Buffer;
   /** Entries whose row is gone (or whose table is not sealed): count and the first ten `<table>:<id>`. */
   gone: { count: number; keys: string[] };
   /** Entries of rows that already have a leaf. */
@@ -154,6 +154,31 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
 
+/**
+ * The hashes of a batch in LeafIndex order: `hashes` (32 bytes each) beside `indexes` (8 bytes each,
+ * big-endian), every index of [first, first + n) exactly once, or it throws. The statement usually
+ * returns them in order already (it inserts in Seq order), and then `hashes` itself is the answer.
+ */
+export function placeByIndex(hashes: Buffer, indexes: Buffer, first: number): Buffer {
+  const n = hashes.length / 32;
+  // An index as two 32-bit halves: no BigInt per leaf.
+  const at = (i: number) => indexes.readUInt32BE(i * 8) * 2 ** 32 + indexes.readUInt32BE(i * 8 + 4) - first;
+  let i = 0;
+  while (i < n && at(i) === i) i++;
+  if (i === n) return hashes;
+  const placed = Buffer.alloc(hashes.length);
+  const seen = new Uint8Array(n);
+  hashes.copy(placed, 0, 0, i * 32);
+  seen.fill(1, 0, i);
+  for (; i < n; i++) {
+    const k = at(i);
+    if (!(k >= 0 && k < n) || seen[k] === 1) throw new Error(`the sealing statement returned leaf index ${k + first} outside [${first}, ${first + n}) or twice`);
+    seen[k] = 1;
+    hashes.copy(placed, k * 32, i * 32, i * 32 + 32);
+  }
+  return placed;
+}
+
 const LEAF_COLUMNS = `"LeafIndex"::float8 AS "leafIndex", "TableName" AS "tableName", "RowId"::text AS "rowId",
   ${canonicalTimestampSql('RowCreatedDate')} AS "rowCreatedDate", "RowHash" AS "rowHash", "LeafHash" AS "leafHash"`;
 
@@ -187,10 +212,8 @@ export class AuditLeafRepository {
       hashes: Buffer | null;
       [key: string]: unknown;
     }[];
-    const hashes = row.hashes ?? Buffer.alloc(0);
-    if (hashes.length !== row.added * 32) throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes for ${row.added} leaves`);
-    const leafHashes: Buffer[] = [];
-    for (let i = 0; i < row.added; i++) leafHashes.push(hashes.subarray(i * 32, i * 32 + 32));
+    const leafHashes = row.hashes ?? Buffer.alloc(0);
+    if (leafHashes.length !== row.added * 32) throw new Error(`the sealing statement returned ${leafHashes.length} bytes of hashes for ${row.added} leaves`);
     const group = (name: string) => ({ count: row[`${name}Count`] as number, keys: row[name] as string[] });
     return { taken: row.taken, leafHashes, gone: group('gone'), repeated: group('repeated'), unsealable: group('unsealable'), doubled: group('doubled') };
   }
@@ -218,7 +241,7 @@ export class AuditLeafRepository {
    * naming two rows): the caller must then roll the transaction back and run appendFromPending.
    * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
    */
-  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer[] } | null> {
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
     const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
       taken: number;
       found: number;
@@ -232,14 +255,7 @@ export class AuditLeafRepository {
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
-    // Each hash at its own index: every index of [first, first + added) exactly once, or refuse.
-    const leafHashes: (Buffer | undefined)[] = new Array<Buffer | undefined>(row.added);
-    for (let i = 0; i < row.added; i++) {
-      const at = Number(indexes.readBigInt64BE(i * 8)) - first;
-      if (!(at >= 0 && at < row.added) || leafHashes[at] !== undefined) throw new Error(`the sealing statement returned leaf index ${at + first} outside [${first}, ${first + row.added}) or twice`);
-      leafHashes[at] = hashes.subarray(i * 32, i * 32 + 32);
-    }
-    return { taken: row.taken, leafHashes: leafHashes as Buffer[] };
+    return { taken: row.taken, leafHashes: placeByIndex(hashes, indexes, first) };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */
