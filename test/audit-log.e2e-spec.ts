@@ -479,6 +479,42 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   });
 
+  it('the fast statement alone seals a batch whose Ids lie far apart (each row probed) and a dense one (their range read), in the order they were written', async () => {
+    const leaves = t.app.get(AuditLeafRepository);
+    const fast = jest.spyOn(leaves, 'appendFromPendingFast');
+    const careful = jest.spyOn(leaves, 'appendFromPending');
+    try {
+      await sealAll();
+      const written: string[] = [];
+      await holdingSealLock(async () => {
+        written.push((await insertLogin('sparse-before'))[0].Id);
+        // An Id far past the others, written by hand: the batch's Ids are then not dense.
+        written.push((await t.db.query<{ Id: string }>(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES (800000001, 'sparse-far', 1) RETURNING "Id"::text AS "Id"`))[0].Id);
+        written.push((await insertLogin('sparse-after'))[0].Id);
+      });
+      await sealAll();
+      const dense: string[] = [];
+      await holdingSealLock(async () => {
+        for (let i = 0; i < 40; i++) dense.push((await insertLogin(`dense-${i}`))[0].Id);
+      });
+      await sealAll();
+      expect(fast).toHaveBeenCalled();
+      expect(careful).not.toHaveBeenCalled();
+      for (const ids of [written, dense]) {
+        const indexes = await t.db.query<{ RowId: string }>(
+          `SELECT "RowId"::text AS "RowId" FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = ANY($1::bigint[]) ORDER BY "LeafIndex"`,
+          [ids],
+        );
+        expect(indexes.map((r) => r.RowId)).toEqual(ids);
+      }
+      const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
+      expect(max).toBe(n - 1);
+    } finally {
+      fast.mockRestore();
+      careful.mockRestore();
+    }
+  });
+
   it('a row deleted behind the triggers\' back before it was sealed is reported, and the rows beside it are sealed', async () => {
     await sealAll();
     const size = (await latest()).treeSize;

@@ -107,6 +107,31 @@ const appendFromPendingSql = (checkSealed: boolean) => `
  */
 const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
 
+/** Gaps in a table's Ids up to which the fast statement reads the batch's range of them rather than probing each. */
+const DENSE_SLACK = 1000;
+
+/**
+ * The rows of `table` the batch's pending entries name, with the entry's Seq and the dates rendered,
+ * for the fast statement. Where the batch's Ids of the table are dense (their range at most twice
+ * their count plus DENSE_SLACK, the usual case: Ids and Seq grow together), the range of Ids is read
+ * at once through the primary key (whose first column is Id) and hash-joined to the entries: one
+ * index range per partition, where a probe per entry descends every partition's index (a table is
+ * partitioned by date, not Id). Where they are not (a row committed long after its Id was drawn), each
+ * entry probes its row (LATERAL … OFFSET 0 keeps the probe whatever the settings), so a straggler
+ * never makes a batch read the table since its Id. The two gates read only `bounds`: one-time filters.
+ */
+function rowsOfTaken(table: SealedTableName): string {
+  const bound = (expression: string) => `(SELECT ${expression} FROM bounds WHERE "TableName" = '${table}')`;
+  const dense = `"hi" - "lo" <= 2 * "n" + ${DENSE_SLACK}`;
+  return `SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM taken p JOIN "${table}" t ON t."Id" = p."RowId"
+           WHERE p."TableName" = '${table}' AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')} AND ${bound(dense)}
+          UNION ALL
+          SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM taken p CROSS JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t
+           WHERE p."TableName" = '${table}' AND ${bound(`NOT (${dense})`)}`;
+}
+
 /**
  * The fast sealing statement: the common case, where every entry consumed names one sealable row of
  * its table that has no leaf yet. It skips what only the exceptions need (DISTINCT ON per entry, the
@@ -123,17 +148,22 @@ const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p.
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
   WITH taken AS (
-    -- As in the careful statement (appendFromPendingSql).
+    -- As in the careful statement (appendFromPendingSql), with a lower bound too: a range the planner
+    -- reads through the primary key, where "Seq" <= alone let it scan the whole table (dead entries too).
     DELETE FROM "AuditPending"
-     WHERE "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
+     WHERE "Seq" >= (SELECT min("Seq") FROM "AuditPending")
+       AND "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
     RETURNING "Seq", "TableName", "RowId"
+  ),
+  bounds AS (
+    SELECT "TableName", min("RowId") AS "lo", max("RowId") AS "hi", count(*) AS "n" FROM taken GROUP BY "TableName"
   ),
   found AS (
      ${SEALED_TABLES.map((table) => {
        const dates = readRenderedDate('s');
        return `SELECT s."Seq", '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
             ${sealableSql(table, 's', dates)} AS "ok"
-       FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
+       FROM (${rowsOfTaken(table)} OFFSET 0) s`;
      }).join('\n     UNION ALL\n     ')}
   ),
   added AS (
@@ -150,6 +180,14 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
          string_agg("LeafHash", ''::bytea) AS "hashes",
          string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
     FROM added`;
+
+/**
+ * The settings the fast statement is planned with, for the rest of its transaction (set_config(…, true)):
+ * no nested loop, so that rowsOfTaken's range is read once and hash-joined. Planned with the CTE's
+ * guess of a few rows per table, the join was 20,000 index probes through every partition
+ * (bench/RESULTS.md, issue 29). The careful statement keeps the planner's choice.
+ */
+export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true)`;
 
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
@@ -242,6 +280,7 @@ export class AuditLeafRepository {
    * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
    */
   async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
+    await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
     const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
       taken: number;
       found: number;
