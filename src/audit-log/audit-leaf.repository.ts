@@ -141,9 +141,10 @@ function rowsOfTaken(table: SealedTableName): string {
  * narrow rows; the hashes come back unsorted, each beside its index (int8send: 8 bytes big-endian),
  * for the service to place. Exceptions still cannot slip through:
  * a row already sealed, or an Id naming two rows, gives a second leaf of one (TableName, RowId), which
- * AuditLeaf's unique key refuses; a row gone or not sealable makes `added` < `taken`, and an Id naming
- * two rows of which one is not sealable makes `found` > `taken`. Either way the caller rolls the batch
- * back and runs the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2
+ * AuditLeaf's unique key refuses (23505); a row not sealable (alone or beside another of its Id) gets
+ * a NULL LeafIndex, which its NOT NULL refuses (23502); a row gone makes `added` < `taken`. Either way
+ * the caller rolls the batch back and runs the careful statement (APPEND_FROM_PENDING_SQL), which
+ * names them. $1 first index, $2
  * batch size, $3 SealedDate (as in the careful statement).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
@@ -168,14 +169,15 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
   ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "date", "rowHash",
+    -- A row that cannot be sealed gets no LeafIndex: the NOT NULL refuses the batch (23502), so that
+    -- found is read once, straight into the insert (not kept aside to be counted as well).
+    SELECT CASE WHEN "ok" THEN $1::bigint + row_number() OVER (ORDER BY "Seq") - 1 END, "TableName", "RowId", "date", "rowHash",
            sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
            $3
-      FROM found WHERE "ok"
+      FROM found
     RETURNING "LeafIndex", "LeafHash"
   )
   SELECT (SELECT count(*) FROM taken)::int AS "taken",
-         (SELECT count(*) FROM found)::int AS "found",
          count(*)::int AS "added",
          string_agg("LeafHash", ''::bytea) AS "hashes",
          string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
@@ -275,20 +277,19 @@ export class AuditLeafRepository {
 
   /**
    * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the leaf hashes in LeafIndex
-   * order from `first`, or null when the batch held an exception (a row gone, not sealable, or an Id
-   * naming two rows): the caller must then roll the transaction back and run appendFromPending.
-   * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
+   * order from `first`, or null when a row of the batch is gone: the caller must then roll the
+   * transaction back and run appendFromPending. Throws a unique violation (23505) for a row already
+   * sealed or an Id naming two sealable rows, a not-null violation (23502) for a row not sealable.
    */
   async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
     await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
     const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
       taken: number;
-      found: number;
       added: number;
       hashes: Buffer | null;
       indexes: Buffer | null;
     }[];
-    if (row.found !== row.taken || row.added !== row.taken) return null;
+    if (row.added !== row.taken) return null;
     const hashes = row.hashes ?? Buffer.alloc(0);
     const indexes = row.indexes ?? Buffer.alloc(0);
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {

@@ -146,10 +146,11 @@ export class AuditSealer implements OnApplicationBootstrap {
         outcome = await this.sealBatchOf(limit, true);
       } catch (error) {
         // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
-        // Id naming two rows (the unique (TableName, RowId) refused the batch), or of a row gone or not
-        // sealable (the fast statement says so). The batch rolled back whole; again, with the careful
-        // statement that skips, keeps one of and names each of them.
-        if (!(error instanceof CarefulSealNeeded) && pgErrorCode(error) !== PgErrorCode.UniqueViolation) throw error;
+        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable
+        // (its NULL LeafIndex refused), or of a row gone (the fast statement says so). The batch rolled
+        // back whole; again, with the careful statement that skips, keeps one of and names each of them.
+        const code = pgErrorCode(error);
+        if (!(error instanceof CarefulSealNeeded) && code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
         outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
