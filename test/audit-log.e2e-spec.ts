@@ -409,6 +409,20 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(logs.count('error', /^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:-7 /)).toBe(1);
   });
 
+  it('Ids at both ends of bigint in one batch (written by hand) are sealed and refused as any others, the batch after them too', async () => {
+    const [lowest, highest] = ['-9223372036854775808', '9223372036854775807'];
+    await holdingSealLock(async () => {
+      await t.db.query(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES ($1, 'lowest', 1), ($2, 'highest', 1)`, [lowest, highest]);
+    });
+    await sealAll();
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${highest}`)).status).toBe(200);
+    expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [lowest])).toHaveLength(0);
+    expect(logs.count('error', new RegExp(`^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:${lowest} `))).toBe(1);
+    const [{ Id: after }] = await insertLogin('after-extremes');
+    await sealAll();
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${after}`)).status).toBe(200);
+  });
+
   it('a row waiting to be sealed a second time (enqueued again after its leaf) is sealed once, with the rows beside it, and said', async () => {
     const [{ Id: first }] = await insertLogin('sealed-once');
     await sealAll();
