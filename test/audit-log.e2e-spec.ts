@@ -404,6 +404,20 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(logs.count('error', /^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:-7 /)).toBe(1);
   });
 
+  it('Ids at both ends of bigint in one batch (written by hand) are sealed and refused as any others, the batch after them too', async () => {
+    const [lowest, highest] = ['-9223372036854775808', '9223372036854775807'];
+    await holdingSealLock(async () => {
+      await t.db.query(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES ($1, 'lowest', 1), ($2, 'highest', 1)`, [lowest, highest]);
+    });
+    await sealAll();
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${highest}`)).status).toBe(200);
+    expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [lowest])).toHaveLength(0);
+    expect(logs.count('error', new RegExp(`^1 audit rows cannot be put in canonical form and are not in the log: UserLogin:${lowest} `))).toBe(1);
+    const [{ Id: after }] = await insertLogin('after-extremes');
+    await sealAll();
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${after}`)).status).toBe(200);
+  });
+
   it('a row waiting to be sealed a second time (enqueued again after its leaf) is sealed once, with the rows beside it, and said', async () => {
     const [{ Id: first }] = await insertLogin('sealed-once');
     await sealAll();
@@ -468,6 +482,42 @@ describe('tamper-evident audit log (contract 15)', () => {
       const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
       expect(max).toBe(n - 1);
       expect(logs.count('error', new RegExp(`^1 audit rows share their Id with another row of their table: only one of each can be sealed: UserLogin:${id}$`))).toBe(1);
+    } finally {
+      fast.mockRestore();
+      careful.mockRestore();
+    }
+  });
+
+  it('the fast statement alone seals a batch whose Ids lie far apart (each row probed) and a dense one (their range read), in the order they were written', async () => {
+    const leaves = t.app.get(AuditLeafRepository);
+    const fast = jest.spyOn(leaves, 'appendFromPendingFast');
+    const careful = jest.spyOn(leaves, 'appendFromPending');
+    try {
+      await sealAll();
+      const written: string[] = [];
+      await holdingSealLock(async () => {
+        written.push((await insertLogin('sparse-before'))[0].Id);
+        // An Id far past the others, written by hand: the batch's Ids are then not dense.
+        written.push((await t.db.query<{ Id: string }>(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES (800000001, 'sparse-far', 1) RETURNING "Id"::text AS "Id"`))[0].Id);
+        written.push((await insertLogin('sparse-after'))[0].Id);
+      });
+      await sealAll();
+      const dense: string[] = [];
+      await holdingSealLock(async () => {
+        for (let i = 0; i < 40; i++) dense.push((await insertLogin(`dense-${i}`))[0].Id);
+      });
+      await sealAll();
+      expect(fast).toHaveBeenCalled();
+      expect(careful).not.toHaveBeenCalled();
+      for (const ids of [written, dense]) {
+        const indexes = await t.db.query<{ RowId: string }>(
+          `SELECT "RowId"::text AS "RowId" FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = ANY($1::bigint[]) ORDER BY "LeafIndex"`,
+          [ids],
+        );
+        expect(indexes.map((r) => r.RowId)).toEqual(ids);
+      }
+      const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
+      expect(max).toBe(n - 1);
     } finally {
       fast.mockRestore();
       careful.mockRestore();

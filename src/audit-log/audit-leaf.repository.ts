@@ -19,8 +19,8 @@ export interface LeafRow {
 export interface AppendedFromPending {
   /** Pending entries consumed (deleted), whatever became of them. */
   taken: number;
-  /** The new leaves' hashes, in LeafIndex order from `first`. */
-  leafHashes: Buffer[];
+  /** The new leaves' hashes, in LeafIndex order from `first`: 32 bytes each, one buffer (one object, not one per leaf). */
+  leafHashes: Buffer;
   /** Entries whose row is gone (or whose table is not sealed): count and the first ten `<table>:<id>`. */
   gone: { count: number; keys: string[] };
   /** Entries of rows that already have a leaf. */
@@ -107,6 +107,32 @@ const appendFromPendingSql = (checkSealed: boolean) => `
  */
 const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
 
+/** Gaps in a table's Ids up to which the fast statement reads the batch's range of them rather than probing each. */
+const DENSE_SLACK = 1000;
+
+/**
+ * The rows of `table` the batch's pending entries name, with the entry's Seq and the dates rendered,
+ * for the fast statement. Where the batch's Ids of the table are dense (their range at most twice
+ * their count plus DENSE_SLACK, the usual case: Ids and Seq grow together), the range of Ids is read
+ * at once through the primary key (whose first column is Id) and hash-joined to the entries: one
+ * index range per partition, where a probe per entry descends every partition's index (a table is
+ * partitioned by date, not Id). Where they are not (a row committed long after its Id was drawn), each
+ * entry probes its row (LATERAL … OFFSET 0 keeps the probe whatever the settings), so a straggler
+ * never makes a batch read the table since its Id. The two gates read only `bounds`: one-time filters.
+ */
+function rowsOfTaken(table: SealedTableName): string {
+  const bound = (expression: string) => `(SELECT ${expression} FROM bounds WHERE "TableName" = '${table}')`;
+  // In numeric: two Ids written by hand at the ends of bigint must not overflow the difference.
+  const dense = `"hi"::numeric - "lo" <= 2 * "n" + ${DENSE_SLACK}`;
+  return `SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM taken p JOIN "${table}" t ON t."Id" = p."RowId"
+           WHERE p."TableName" = '${table}' AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')} AND ${bound(dense)}
+          UNION ALL
+          SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM taken p CROSS JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t
+           WHERE p."TableName" = '${table}' AND ${bound(`NOT (${dense})`)}`;
+}
+
 /**
  * The fast sealing statement: the common case, where every entry consumed names one sealable row of
  * its table that has no leaf yet. It skips what only the exceptions need (DISTINCT ON per entry, the
@@ -116,43 +142,83 @@ const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p.
  * narrow rows; the hashes come back unsorted, each beside its index (int8send: 8 bytes big-endian),
  * for the service to place. Exceptions still cannot slip through:
  * a row already sealed, or an Id naming two rows, gives a second leaf of one (TableName, RowId), which
- * AuditLeaf's unique key refuses; a row gone or not sealable makes `added` < `taken`, and an Id naming
- * two rows of which one is not sealable makes `found` > `taken`. Either way the caller rolls the batch
- * back and runs the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2
+ * AuditLeaf's unique key refuses (23505); a row not sealable (alone or beside another of its Id) gets
+ * a NULL LeafIndex, which its NOT NULL refuses (23502); a row gone makes `added` < `taken`. Either way
+ * the caller rolls the batch back and runs the careful statement (APPEND_FROM_PENDING_SQL), which
+ * names them. $1 first index, $2
  * batch size, $3 SealedDate (as in the careful statement).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
   WITH taken AS (
-    -- As in the careful statement (appendFromPendingSql).
+    -- As in the careful statement (appendFromPendingSql), with a lower bound too: a range the planner
+    -- reads through the primary key, where "Seq" <= alone let it scan the whole table (dead entries too).
     DELETE FROM "AuditPending"
-     WHERE "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
+     WHERE "Seq" >= (SELECT min("Seq") FROM "AuditPending")
+       AND "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
     RETURNING "Seq", "TableName", "RowId"
+  ),
+  bounds AS (
+    SELECT "TableName", min("RowId") AS "lo", max("RowId") AS "hi", count(*) AS "n" FROM taken GROUP BY "TableName"
   ),
   found AS (
      ${SEALED_TABLES.map((table) => {
        const dates = readRenderedDate('s');
        return `SELECT s."Seq", '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
             ${sealableSql(table, 's', dates)} AS "ok"
-       FROM (SELECT p."Seq", t.*, ${datesRendered(table, 't')} FROM taken p JOIN "${table}" t ON t."Id" = p."RowId" WHERE p."TableName" = '${table}' OFFSET 0) s`;
+       FROM (${rowsOfTaken(table)} OFFSET 0) s`;
      }).join('\n     UNION ALL\n     ')}
   ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "date", "rowHash",
+    -- A row that cannot be sealed gets no LeafIndex: the NOT NULL refuses the batch (23502), so that
+    -- found is read once, straight into the insert (not kept aside to be counted as well).
+    SELECT CASE WHEN "ok" THEN $1::bigint + row_number() OVER (ORDER BY "Seq") - 1 END, "TableName", "RowId", "date", "rowHash",
            sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
            $3
-      FROM found WHERE "ok"
+      FROM found
     RETURNING "LeafIndex", "LeafHash"
   )
   SELECT (SELECT count(*) FROM taken)::int AS "taken",
-         (SELECT count(*) FROM found)::int AS "found",
          count(*)::int AS "added",
          string_agg("LeafHash", ''::bytea) AS "hashes",
          string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
     FROM added`;
 
+/**
+ * The settings the fast statement is planned with, for the rest of its transaction (set_config(…, true)):
+ * no nested loop, so that rowsOfTaken's range is read once and hash-joined. Planned with the CTE's
+ * guess of a few rows per table, the join was 20,000 index probes through every partition
+ * (bench/RESULTS.md, issue 29). The careful statement keeps the planner's choice.
+ */
+export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true)`;
+
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
+
+/**
+ * The hashes of a batch in LeafIndex order: `hashes` (32 bytes each) beside `indexes` (8 bytes each,
+ * big-endian), every index of [first, first + n) exactly once, or it throws. The statement usually
+ * returns them in order already (it inserts in Seq order), and then `hashes` itself is the answer.
+ */
+export function placeByIndex(hashes: Buffer, indexes: Buffer, first: number): Buffer {
+  const n = hashes.length / 32;
+  // An index as two 32-bit halves: no BigInt per leaf.
+  const at = (i: number) => indexes.readUInt32BE(i * 8) * 2 ** 32 + indexes.readUInt32BE(i * 8 + 4) - first;
+  let i = 0;
+  while (i < n && at(i) === i) i++;
+  if (i === n) return hashes;
+  const placed = Buffer.alloc(hashes.length);
+  const seen = new Uint8Array(n);
+  hashes.copy(placed, 0, 0, i * 32);
+  seen.fill(1, 0, i);
+  for (; i < n; i++) {
+    const k = at(i);
+    if (!(k >= 0 && k < n) || seen[k] === 1) throw new Error(`the sealing statement returned leaf index ${k + first} outside [${first}, ${first + n}) or twice`);
+    seen[k] = 1;
+    hashes.copy(placed, k * 32, i * 32, i * 32 + 32);
+  }
+  return placed;
+}
 
 const LEAF_COLUMNS = `"LeafIndex"::float8 AS "leafIndex", "TableName" AS "tableName", "RowId"::text AS "rowId",
   ${canonicalTimestampSql('RowCreatedDate')} AS "rowCreatedDate", "RowHash" AS "rowHash", "LeafHash" AS "leafHash"`;
@@ -187,10 +253,8 @@ export class AuditLeafRepository {
       hashes: Buffer | null;
       [key: string]: unknown;
     }[];
-    const hashes = row.hashes ?? Buffer.alloc(0);
-    if (hashes.length !== row.added * 32) throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes for ${row.added} leaves`);
-    const leafHashes: Buffer[] = [];
-    for (let i = 0; i < row.added; i++) leafHashes.push(hashes.subarray(i * 32, i * 32 + 32));
+    const leafHashes = row.hashes ?? Buffer.alloc(0);
+    if (leafHashes.length !== row.added * 32) throw new Error(`the sealing statement returned ${leafHashes.length} bytes of hashes for ${row.added} leaves`);
     const group = (name: string) => ({ count: row[`${name}Count`] as number, keys: row[name] as string[] });
     return { taken: row.taken, leafHashes, gone: group('gone'), repeated: group('repeated'), unsealable: group('unsealable'), doubled: group('doubled') };
   }
@@ -214,32 +278,25 @@ export class AuditLeafRepository {
 
   /**
    * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the leaf hashes in LeafIndex
-   * order from `first`, or null when the batch held an exception (a row gone, not sealable, or an Id
-   * naming two rows): the caller must then roll the transaction back and run appendFromPending.
-   * Throws a unique violation (23505) for a row already sealed or an Id naming two sealable rows.
+   * order from `first`, or null when a row of the batch is gone: the caller must then roll the
+   * transaction back and run appendFromPending. Throws a unique violation (23505) for a row already
+   * sealed or an Id naming two sealable rows, a not-null violation (23502) for a row not sealable.
    */
-  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer[] } | null> {
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
+    await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
     const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
       taken: number;
-      found: number;
       added: number;
       hashes: Buffer | null;
       indexes: Buffer | null;
     }[];
-    if (row.found !== row.taken || row.added !== row.taken) return null;
+    if (row.added !== row.taken) return null;
     const hashes = row.hashes ?? Buffer.alloc(0);
     const indexes = row.indexes ?? Buffer.alloc(0);
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
-    // Each hash at its own index: every index of [first, first + added) exactly once, or refuse.
-    const leafHashes: (Buffer | undefined)[] = new Array<Buffer | undefined>(row.added);
-    for (let i = 0; i < row.added; i++) {
-      const at = Number(indexes.readBigInt64BE(i * 8)) - first;
-      if (!(at >= 0 && at < row.added) || leafHashes[at] !== undefined) throw new Error(`the sealing statement returned leaf index ${at + first} outside [${first}, ${first + row.added}) or twice`);
-      leafHashes[at] = hashes.subarray(i * 32, i * 32 + 32);
-    }
-    return { taken: row.taken, leafHashes: leafHashes as Buffer[] };
+    return { taken: row.taken, leafHashes: placeByIndex(hashes, indexes, first) };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */

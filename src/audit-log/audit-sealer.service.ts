@@ -146,10 +146,11 @@ export class AuditSealer implements OnApplicationBootstrap {
         outcome = await this.sealBatchOf(limit, true);
       } catch (error) {
         // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
-        // Id naming two rows (the unique (TableName, RowId) refused the batch), or of a row gone or not
-        // sealable (the fast statement says so). The batch rolled back whole; again, with the careful
-        // statement that skips, keeps one of and names each of them.
-        if (!(error instanceof CarefulSealNeeded) && pgErrorCode(error) !== PgErrorCode.UniqueViolation) throw error;
+        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable
+        // (its NULL LeafIndex refused), or of a row gone (the fast statement says so). The batch rolled
+        // back whole; again, with the careful statement that skips, keeps one of and names each of them.
+        const code = pgErrorCode(error);
+        if (!(error instanceof CarefulSealNeeded) && code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
         outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
@@ -200,17 +201,16 @@ export class AuditSealer implements OnApplicationBootstrap {
       this.checkSigner(latest?.note ?? null);
 
       const nodes: NewTreeNode[] = [];
-      const keep = (level: number, index: number, hash: Buffer) => {
-        if (AuditTreeRepository.kept(level)) nodes.push({ level, index, hash });
-      };
-      for (const [i, leaf] of appended.leafHashes.entries()) {
+      const keep = (level: number, index: number, hash: Buffer) => nodes.push({ level, index, hash });
+      const added = appended.leafHashes.length / 32;
+      for (let start = 0; start < added; start += YIELD_EVERY) {
         // The tree's interior hashes are the one part left in the service: let requests in between.
-        if (i > 0 && i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
-        range.append(leaf, keep);
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        range.appendAll(appended.leafHashes.subarray(start * 32, Math.min(added, start + YIELD_EVERY) * 32), keep, AuditTreeRepository.kept);
       }
 
       let note: string | null = null;
-      if (appended.leafHashes.length > 0) {
+      if (added > 0) {
         await this.tree.append(tx, nodes);
         note = this.signer.sign(range.size, range.root());
         await this.checkpoints.insert({ treeSize: range.size, rootHash: range.root(), createdDate: now, note }, tx);
@@ -226,8 +226,8 @@ export class AuditSealer implements OnApplicationBootstrap {
       }
       if (doubled.count > 0) this.logger.error(`${doubled.count} audit rows share their Id with another row of their table: only one of each can be sealed: ${list(doubled)}`);
       if (repeated.count > 0) this.logger.warn(`${repeated.count} audit rows were waiting to be sealed a second time and were sealed once: ${list(repeated)}`);
-      const skipped = appended.taken - appended.leafHashes.length;
-      return { locked: true, sealed: appended.leafHashes.length, skipped, full: appended.taken === limit, treeSize: range.size, note };
+      const skipped = appended.taken - added;
+      return { locked: true, sealed: added, skipped, full: appended.taken === limit, treeSize: range.size, note };
     });
     if (outcome.note !== null) this.logNote(outcome.treeSize!, outcome.note);
     return outcome;

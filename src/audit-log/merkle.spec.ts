@@ -157,6 +157,39 @@ describe('Merkle tree (RFC 6962 section 2.1)', () => {
     expect(verifyConsistency(7, 5, roots[7], roots[5], [])).toBe(false);
   });
 
+  it('appends many leaves from one buffer exactly as one at a time, from any size, reporting only the levels asked', () => {
+    const leaves = Array.from({ length: 300 }, (_, i) => leafHash(Buffer.from(`leaf ${i}`)));
+    for (const start of [0, 1, 5, 64, 77]) {
+      const one = new CompactRange(0, []);
+      const oneNodes: string[] = [];
+      leaves.forEach((h, i) => one.append(h, (level, index, hash) => i >= start && level % 4 === 0 && level > 0 && oneNodes.push(`${level}/${index}/${hash.toString('hex')}`)));
+      const many = new CompactRange(0, []);
+      for (const h of leaves.slice(0, start)) many.append(h);
+      const manyNodes: string[] = [];
+      const resumed = new CompactRange(start, [...many.edge]);
+      // In two pieces, as the sealer hands them over between turns of the event loop.
+      const rest = Buffer.concat(leaves.slice(start));
+      const cut = 32 * 100;
+      const report = (level: number, index: number, hash: Buffer) => manyNodes.push(`${level}/${index}/${hash.toString('hex')}`);
+      resumed.appendAll(rest.subarray(0, cut), report, (level) => level % 4 === 0 && level > 0);
+      resumed.appendAll(rest.subarray(cut), report, (level) => level % 4 === 0 && level > 0);
+      expect(resumed.size).toBe(leaves.length);
+      expect(resumed.root().equals(one.root())).toBe(true);
+      expect(resumed.root().equals(rootOf(leaves))).toBe(true);
+      expect(resumed.edge.map((h) => h.toString('hex'))).toEqual(one.edge.map((h) => h.toString('hex')));
+      expect(manyNodes).toEqual(oneNodes);
+      expect(manyNodes.length).toBeGreaterThan(0);
+    }
+    // A reported hash is the caller's own: appending more never changes it.
+    const range = new CompactRange(0, []);
+    const seen: Buffer[] = [];
+    range.appendAll(Buffer.concat(leaves.slice(0, 2)), (_level, _index, hash) => seen.push(hash));
+    const copy = Buffer.concat(seen);
+    range.appendAll(Buffer.concat(leaves.slice(2, 40)));
+    expect(Buffer.concat(seen).equals(copy)).toBe(true);
+    expect(() => range.appendAll(Buffer.alloc(31))).toThrow(/32 bytes/);
+  });
+
   it('reaches storage O(log n) times for a root of a large tree, never leaf by leaf', async () => {
     // A fake storage that answers any perfect subtree: the count of reads is what is measured.
     let reads = 0;

@@ -12,6 +12,8 @@ export function messageOf(error: unknown): string {
 export const PgErrorCode = {
   /** 23505: a row with the same key exists (a name taken, a leaf already sealed). */
   UniqueViolation: '23505',
+  /** 23502: a NULL in a NOT NULL column (the sealer's fast statement refusing a row it cannot seal). */
+  NotNullViolation: '23502',
   /** 57014: the statement was cancelled, by its `statement_timeout` or an operator. */
   QueryCanceled: '57014',
   /** 55P03: a lock was not granted (`lock_timeout`, NOWAIT). */
