@@ -10,10 +10,12 @@ import { SERVICE_CHANGE_CONDITION } from './service-change-mark';
  * A registry change and its AdminChange row (contract 18) as ONE statement in autocommit, one implicit
  * transaction, so both commit or neither (docs/decisions/0037).
  *
- * A member change (`change`) locks the row, changes it and records it:
- * `WITH old AS (SELECT … FOR NO KEY UPDATE), changed AS (UPDATE … FROM old … RETURNING *, <Changes>),
+ * A member change (`change`) changes the row and records it:
+ * `WITH changed AS (UPDATE … WHERE … AND <keep the before> RETURNING *, <Changes>),
  * recorded AS (INSERT INTO "AdminChange" … SELECT … FROM changed WHERE <Changes> <> '{}') SELECT … FROM changed`.
- * The Changes text is rendered IN SQL from the locked row (before) and the updated one (after), byte for
+ * The Changes text is rendered IN SQL from the row the UPDATE qualified under its row lock (before: kept
+ * in a transaction-local setting while it qualifies; a row a concurrent change moved is qualified again
+ * in its newest version) and the updated one (after), byte for
  * byte as admin-changes/changes.ts changesText renders it (`renderedSql`), so the "before" is what the
  * change replaced however many writers change the row at once: the members being set are not
  * compared, only those the caller's checks relied on (`compared`: a user's role, a tenant's landlord),
@@ -109,16 +111,23 @@ export class RecordedChanges<Row> {
         const column = this.column(field);
         return `${quote(column.databaseName)} IS NOT DISTINCT FROM ${params.add(column, manager)}`;
       });
-      // The members Changes names, in its key order (fixed per shape), as the row locked ("before") and after.
-      const members = [...change.recorded].sort(byCodePoint).map((field, i) => ({ field, column: this.column(field), before: `old."b${i}"` }));
+      // The members Changes names, in its key order (fixed per shape): before, as the row the UPDATE
+      // qualifies renders them, kept in a transaction-local setting while it qualifies (the values the
+      // change replaces: on a row a concurrent change moved, PostgreSQL qualifies the newest version
+      // again, under the row lock); after, from the row RETURNING answers.
+      const members = [...change.recorded].sort(byCodePoint).map((field, i) => ({ field, column: this.column(field), i }));
       const idName = quote(this.idColumn.databaseName);
-      const locked = [`${idName} = ${id}`, ...(this.options.live ? [this.options.live] : []), ...checks];
-      const old = `SELECT ${[`${idName} AS "id"`, ...members.map((m, i) => `${quote(m.column.databaseName)} AS "b${i}"`)].join(', ')} FROM ${quote(this.table.tableName)} WHERE ${locked.join(' AND ')} FOR NO KEY UPDATE`;
-      const text = changesSql(members.map((m) => ({ key: m.field, column: m.column, before: m.before, after: `t.${quote(m.column.databaseName)}` })), manager);
-      const changed =
-        `UPDATE ${quote(this.table.tableName)} AS t SET ${assignments.join(', ')} FROM old WHERE t.${idName} = old."id" AND ${SERVICE_CHANGE_CONDITION} ` +
-        `RETURNING t.*, ${text} AS ${quote(RENDERED)}`;
-      return this.statement(changed, params, manager, record, change.fromRow, `old AS (${old})`);
+      const columnOf = (m: { column: ColumnMetadata }) => `t.${quote(m.column.databaseName)}`;
+      const kept = `json_build_array(${members.map((m) => renderedSql(manager.connection.driver.normalizeType(m.column), columnOf(m), m.column)).join(', ')})::text`;
+      // CASE: kept only for the row changed, whatever order the quals run in and whatever rows a scan reads.
+      const keep = `CASE WHEN t.${idName} = ${id} THEN set_config('${BEFORE_SETTING}', ${kept}, true) IS NOT NULL ELSE false END`;
+      const where = [`t.${idName} = ${id}`, ...(this.options.live ? [this.options.live] : []), ...checks, SERVICE_CHANGE_CONDITION, keep];
+      const text = changesSql(
+        members.map((m) => ({ key: m.field, column: m.column, before: `(current_setting('${BEFORE_SETTING}')::json ->> ${m.i})`, beforeRendered: true, after: columnOf(m) })),
+        manager,
+      );
+      const changed = `UPDATE ${quote(this.table.tableName)} AS t SET ${assignments.join(', ')} WHERE ${where.join(' AND ')} RETURNING t.*, ${text} AS ${quote(RENDERED)}`;
+      return this.statement(changed, params, manager, record, change.fromRow, true);
     });
     const values = [change.id, ...change.set.map((m) => m.value), ...compared.map((field) => change.compared[field]), ...this.recordValues(manager, record, change.fromRow)];
     const rows = await run<Row>(manager, sql, values);
@@ -142,12 +151,12 @@ export class RecordedChanges<Row> {
   }
 
   /**
-   * `WITH [first,] changed AS (…), recorded AS (INSERT INTO "AdminChange" …) SELECT <the row> FROM changed`.
-   * With `first` (a member change) the Changes column comes from the text `changed` rendered, and no row
+   * `WITH changed AS (…), recorded AS (INSERT INTO "AdminChange" …) SELECT <the row> FROM changed`.
+   * With `renders` (a member change) the Changes column comes from the text `changed` rendered, and no row
    * is recorded when it is `{}`.
    */
-  private statement(changed: string, params: Params, manager: EntityManager, record: RecordRow | null, fromRow: FromRow | undefined, first?: string): string {
-    const parts = [...(first ? [first] : []), `changed AS (${changed})`];
+  private statement(changed: string, params: Params, manager: EntityManager, record: RecordRow | null, fromRow: FromRow | undefined, renders = false): string {
+    const parts = [`changed AS (${changed})`];
     if (record) {
       const adminChange = manager.connection.getMetadata(ADMIN_CHANGE);
       const columns = recordedColumns(adminChange, record);
@@ -155,8 +164,8 @@ export class RecordedChanges<Row> {
         const source = fromRow?.[column.propertyName];
         return source ? `changed.${quote(this.column(source).databaseName)}` : params.add(column, manager);
       });
-      const rendered = first ? adminChange.findColumnWithPropertyName(CHANGES) : undefined;
-      if (first && !rendered) throw new Error(`${adminChange.tableName} has no column for ${CHANGES}`);
+      const rendered = renders ? adminChange.findColumnWithPropertyName(CHANGES) : undefined;
+      if (renders && !rendered) throw new Error(`${adminChange.tableName} has no column for ${CHANGES}`);
       const names = [...columns, ...(rendered ? [rendered] : [])].map((c) => quote(c.databaseName));
       const select = rendered
         ? `SELECT ${[...values, `changed.${quote(RENDERED)}`].join(', ')} FROM changed WHERE changed.${quote(RENDERED)} <> '{}'`
@@ -244,8 +253,13 @@ interface RenderedMember {
   key: string;
   column: ColumnMetadata;
   before: string;
+  /** `before` is already the rendered text (kept as the row qualified), not a value to render. */
+  beforeRendered?: boolean;
   after: string;
 }
+
+/** The transaction-local setting that keeps a member change's before values, rendered, from its WHERE to its RETURNING. */
+const BEFORE_SETTING = 'app.admin_change_before';
 
 /**
  * The SQL of the Changes text of `members` (already in key order): `{"key":[before,after],…}` with a
@@ -257,7 +271,7 @@ function changesSql(members: readonly RenderedMember[], manager: EntityManager):
   let longest = 2 + Math.max(0, members.length - 1);
   const pieces = members.map((member) => {
     const type = manager.connection.driver.normalizeType(member.column);
-    const before = renderedSql(type, member.before, member.column);
+    const before = member.beforeRendered ? member.before : renderedSql(type, member.before, member.column);
     const after = renderedSql(type, member.after, member.column);
     const key = JSON.stringify(member.key);
     longest += Array.from(key).length + 4 + 2 * renderedLongest(type, member.column);
