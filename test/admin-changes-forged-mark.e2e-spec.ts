@@ -7,6 +7,7 @@ import { adminChangesAfter, lastAdminChangeId } from './helpers/admin-changes';
 import { sealAllPending } from './helpers/sealing';
 import { CapturedLogs } from './helpers/logs';
 import { ActionTypeId, CredentialTypeId } from '../src/admin-changes/admin-change.types';
+import { serviceChangeMark } from '../src/database/service-change-mark';
 
 /**
  * Contract 18, changes made in the database, as an insider who has read this repository would try to
@@ -73,24 +74,28 @@ describe('changes made in the database cannot borrow the service mark or shadow 
   });
 
   it('keeps the mark out of reach: another session reads only its hash, and has no mark of its own to copy', async () => {
-    const { rows } = await psql.query<{ mark: string | null; hash: Buffer }>(
-      `SELECT current_setting('app.service_mark', true) AS "mark", (SELECT "Hash" FROM "ServiceChangeMark") AS "hash"`,
+    const { rows } = await psql.query<{ mark: string | null; definition: string }>(
+      `SELECT current_setting('app.service_mark', true) AS "mark", pg_get_functiondef('"AdminChangeMarked"()'::regprocedure) AS "definition"`,
     );
     expect(rows[0].mark).toBeNull();
-    expect(rows[0].hash).toHaveLength(32);
+    const mark = serviceChangeMark(t.settings.apiHmacKey);
+    expect(rows[0].definition).toContain(createHash('sha256').update(mark).digest('hex'));
+    expect(rows[0].definition).not.toContain(mark);
     // Copying the mark as the service's statements do fails in a session that does not hold it.
     const from = await lastAdminChangeId(t);
     const name = await renameInDatabase('Insider Bank (copied mark)', [`SELECT set_config('app.admin_change', current_setting('app.service_mark', true), true)`]);
     await expectRecordedFromDatabase(from, name);
   });
 
-  it('records into the real AdminChange when the session shadows AdminChange, the mark table or AuditPending with temporary tables', async () => {
-    // A forged hash the session could match with its own mark, if the triggers read its temporary table.
-    const forged = createHash('sha256').update('forged').digest();
+  it('records into the real AdminChange when the session shadows AdminChange or AuditPending with temporary tables, or puts its own schema first', async () => {
     await psql.query(`CREATE TEMP TABLE "AdminChange" (LIKE "AdminChange")`);
-    await psql.query(`CREATE TEMP TABLE "ServiceChangeMark" ("Id" smallint, "Hash" bytea)`);
-    await psql.query(`INSERT INTO "ServiceChangeMark" VALUES (1, $1)`, [forged]);
     await psql.query(`CREATE TEMP TABLE "AuditPending" (LIKE "AuditPending")`);
+    // A schema of its own first in its search path, with a sha256 that answers whatever hash the check expects.
+    await psql.query(`CREATE SCHEMA IF NOT EXISTS insider`);
+    await psql.query(
+      `CREATE OR REPLACE FUNCTION insider.sha256(bytea) RETURNS bytea LANGUAGE sql AS $$ SELECT decode(substring(pg_get_functiondef('public."AdminChangeMarked"()'::regprocedure) from 'x([0-9a-f]{64})'), 'hex') $$`,
+    );
+    await psql.query(`SET search_path = insider, public, pg_catalog`);
     try {
       const from = await lastAdminChangeId(t);
       const name = await renameInDatabase('Insider Bank (shadowed)', [`SELECT set_config('app.admin_change', 'forged', true)`]);
@@ -108,7 +113,9 @@ describe('changes made in the database cannot borrow the service mark or shadow 
       const outside = await landlord.get('/api/Audit/Outside');
       expect(outside.json).toEqual({ total: 0, rows: [] });
     } finally {
-      await psql.query(`DROP TABLE pg_temp."AdminChange", pg_temp."ServiceChangeMark", pg_temp."AuditPending"`);
+      await psql.query(`RESET search_path`);
+      await psql.query(`DROP TABLE pg_temp."AdminChange", pg_temp."AuditPending"`);
+      await psql.query(`DROP SCHEMA insider CASCADE`);
     }
   });
 

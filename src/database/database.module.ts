@@ -8,7 +8,6 @@ import { DatabaseBreaker, deadlinePoolOptions } from './deadlines';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
 import { DATABASE_IDENTITY, databaseIdentityProvider } from './database-identity';
 import { Transactions } from './transactions';
-import { ServiceChangeMark } from './service-change-mark.entity';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -48,7 +47,6 @@ export class DatabaseBreakerModule {}
   imports: [
     EmbeddedPostgresModule,
     DatabaseBreakerModule,
-    TypeOrmModule.forFeature([ServiceChangeMark]),
     TypeOrmModule.forRootAsync({
       imports: [EmbeddedPostgresModule, DatabaseBreakerModule],
       inject: [SETTINGS, EMBEDDED_POSTGRES, DatabaseBreaker],
