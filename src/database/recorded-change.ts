@@ -94,11 +94,21 @@ export class RecordedChanges<Row> {
    */
   async change(
     manager: EntityManager,
-    change: { id: number; set: readonly SetMember[]; compared: Readonly<Record<string, unknown>>; recorded: readonly string[]; record: RecordRow; fromRow?: FromRow },
+    change: {
+      id: number;
+      set: readonly SetMember[];
+      compared: Readonly<Record<string, unknown>>;
+      recorded: readonly string[];
+      record: RecordRow;
+      fromRow?: FromRow;
+      /** 'changed': the caller only needs to know whether the row was changed (its columns are not read back). */
+      answer?: 'row' | 'changed';
+    },
   ): Promise<Row | null> {
     const compared = Object.keys(change.compared);
     const record = withoutChanges(change.record);
-    const key = `C|${change.set.map((m) => `${m.field}:${m.form ?? 'value'}`).join(',')}|${compared.join(',')}|${change.recorded.join(',')}|${this.recordKey(manager, record, change.fromRow)}`;
+    const answer = change.answer ?? 'row';
+    const key = `C|${answer}|${change.set.map((m) => `${m.field}:${m.form ?? 'value'}`).join(',')}|${compared.join(',')}|${change.recorded.join(',')}|${this.recordKey(manager, record, change.fromRow)}`;
     const sql = this.shape(key, () => {
       const params = new Params();
       const id = params.add(this.idColumn, manager);
@@ -127,7 +137,7 @@ export class RecordedChanges<Row> {
         manager,
       );
       const changed = `UPDATE ${quote(this.table.tableName)} AS t SET ${assignments.join(', ')} WHERE ${where.join(' AND ')} RETURNING t.*, ${text} AS ${quote(RENDERED)}`;
-      return this.statement(changed, params, manager, record, change.fromRow, true);
+      return this.statement(changed, params, manager, record, change.fromRow, true, answer === 'changed' ? `1 AS "changed"` : undefined);
     });
     const values = [change.id, ...change.set.map((m) => m.value), ...compared.map((field) => change.compared[field]), ...this.recordValues(manager, record, change.fromRow)];
     const rows = await run<Row>(manager, sql, values);
@@ -155,7 +165,7 @@ export class RecordedChanges<Row> {
    * With `renders` (a member change) the Changes column comes from the text `changed` rendered, and no row
    * is recorded when it is `{}`.
    */
-  private statement(changed: string, params: Params, manager: EntityManager, record: RecordRow | null, fromRow: FromRow | undefined, renders = false): string {
+  private statement(changed: string, params: Params, manager: EntityManager, record: RecordRow | null, fromRow: FromRow | undefined, renders = false, answered = this.selected): string {
     const parts = [`changed AS (${changed})`];
     if (record) {
       const adminChange = manager.connection.getMetadata(ADMIN_CHANGE);
@@ -172,7 +182,7 @@ export class RecordedChanges<Row> {
         : `SELECT ${values.join(', ')} FROM changed`;
       parts.push(`recorded AS (INSERT INTO ${quote(adminChange.tableName)} (${names.join(', ')}) ${select})`);
     }
-    return `WITH ${parts.join(', ')} SELECT ${this.selected} FROM changed`;
+    return `WITH ${parts.join(', ')} SELECT ${answered} FROM changed`;
   }
 
   private recordKey(manager: EntityManager, record: RecordRow | null, fromRow: FromRow | undefined): string {

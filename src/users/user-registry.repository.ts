@@ -254,7 +254,7 @@ export class UserRegistryRepository {
       set.push({ field: 'passwordLocked', value: false }, { field: 'passwordLockedDate', value: null }, { field: 'failedPasswordCount', value: 0 });
     }
     if (set.length === 0) return true;
-    return (await this.recorded.change(tx ?? this.repository.manager, { id, set, compared, recorded, record })) !== null;
+    return (await this.recorded.change(tx ?? this.repository.manager, { id, set, compared, recorded, record, answer: 'changed' })) !== null;
   }
 
   /**
