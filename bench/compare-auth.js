@@ -10,6 +10,7 @@
  * UserLogin and UserSession rows, token and cookies) against the open route at 2 connections: more
  * sign-ins of one account in flight at once than PasswordAttempts + 1 would lock it (decision 0012).
  * Run: npm run build && BENCH_BEFORE=/path/to/old/checkout node bench/compare-auth.js
+ * (BENCH_ONLY=sign-in runs the sign-in comparison alone; BENCH_ROUNDS sets its rounds, default 5.)
  */
 const lib = require('./lib/service');
 
@@ -27,7 +28,8 @@ async function main() {
   }
   try {
     const rows = [];
-    for (const connections of [10, 50]) {
+    const signInOnly = process.env.BENCH_ONLY === 'sign-in';
+    for (const connections of signInOnly ? [] : [10, 50]) {
       const targets = [];
       for (const kind of ['open route', 'bearer JWT', 'cookie JWT + refresh']) {
         for (const build of builds) {
@@ -66,11 +68,11 @@ async function main() {
         signInTargets.push({ name: `${build.name}: ${kind}`, build, kind, options });
       }
     }
-    const signInResults = await lib.alternate(signInTargets, { pidOf: (t) => t.build.service.pid });
+    const signInResults = await lib.alternate(signInTargets, { rounds: Number(process.env.BENCH_ROUNDS ?? 5), pidOf: (t) => t.build.service.pid });
     for (const build of builds) {
       rows.push(...lib.comparisonRows(signInResults.filter((r) => r.name.startsWith(`${build.name}:`)), 2));
     }
-    lib.printTable('Before/after: requests/s and service CPU per request (median of 5 alternating 4 s rounds per load)', rows);
+    lib.printTable(`Before/after: requests/s and service CPU per request (medians of alternating 4 s rounds: 5 per load, ${Number(process.env.BENCH_ROUNDS ?? 5)} for sign-in)`, rows);
   } finally {
     for (const build of builds) {
       await build.service?.stop();
