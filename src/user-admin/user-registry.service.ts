@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
-import { AdminActor, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
+import { AdminActor, AdminChangeEntry, AdminChangeRecorder } from '../admin-changes/admin-change.recorder';
 import { ActionTypeId } from '../admin-changes/admin-change.types';
 import { ChangeSide, changesText } from '../admin-changes/changes';
 import { LogoutReasonId } from '../sign-in-trail/audit.types';
@@ -171,16 +171,8 @@ export class UserRegistryService {
 
   /** The AdminChange row of a change to user `user` (contract 18) made in one statement with it; null when nothing changed. */
   private row(actor: AdminActor, actionType: ActionTypeId, user: { id: number | null; name: string; tenantRegistryId: number }, before: ChangeSide, after: ChangeSide) {
-    const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
-    if (changes === '{}') return null;
-    return this.adminChanges.changeRow(actor, {
-      actionType,
-      targetTable: 'UserRegistry',
-      targetId: user.id,
-      targetName: user.name,
-      targetTenantRegistryId: user.tenantRegistryId,
-      changes,
-    });
+    const entry = userChange(actionType, user, before, after);
+    return entry && this.adminChanges.changeRow(actor, entry);
   }
 
   /** The AdminChange row of a change to user `user` (contract 18), in the change's transaction; none when nothing changed. */
@@ -192,16 +184,8 @@ export class UserRegistryService {
     before: ChangeSide,
     after: ChangeSide,
   ): Promise<void> {
-    const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
-    if (changes === '{}') return;
-    await this.adminChanges.record(tx, actor, {
-      actionType,
-      targetTable: 'UserRegistry',
-      targetId: user.id,
-      targetName: user.name,
-      targetTenantRegistryId: user.tenantRegistryId,
-      changes,
-    });
+    const entry = userChange(actionType, user, before, after);
+    if (entry) await this.adminChanges.record(tx, actor, entry);
   }
 
   private async find(principal: Principal, id: number): Promise<UserDto | null> {
@@ -270,4 +254,11 @@ export class UserRegistryService {
 
 function emptyToNull(value: string | null | undefined): string | null {
   return value === undefined || value === null || value === '' ? null : value;
+}
+
+/** What an AdminChange says of a change to user `user` (a password as "(secret)"); null when nothing changed. */
+function userChange(actionType: ActionTypeId, user: { id: number | null; name: string; tenantRegistryId: number }, before: ChangeSide, after: ChangeSide): AdminChangeEntry | null {
+  const changes = changesText(before, after, { secrets: ['password'], alwaysChanged: ['password'] });
+  if (changes === '{}') return null;
+  return { actionType, targetTable: 'UserRegistry', targetId: user.id, targetName: user.name, targetTenantRegistryId: user.tenantRegistryId, changes };
 }
