@@ -133,7 +133,7 @@ export class RecordedChanges<Row> {
       const keep = `CASE WHEN t.${idName} = ${id} THEN set_config('${BEFORE_SETTING}', ${kept}, true) IS NOT NULL ELSE false END`;
       const where = [`t.${idName} = ${id}`, ...(this.options.live ? [this.options.live] : []), ...checks, SERVICE_CHANGE_CONDITION, keep];
       const text = changesSql(
-        members.map((m) => ({ key: m.field, column: m.column, before: `(current_setting('${BEFORE_SETTING}')::json ->> ${m.i})`, beforeRendered: true, after: columnOf(m) })),
+        members.map((m) => ({ key: m.field, column: m.column, before: `(current_setting('${BEFORE_SETTING}')::json ->> ${m.i})`, after: columnOf(m) })),
         manager,
       );
       const changed = `UPDATE ${quote(this.table.tableName)} AS t SET ${assignments.join(', ')} WHERE ${where.join(' AND ')} RETURNING t.*, ${text} AS ${quote(RENDERED)}`;
@@ -258,13 +258,12 @@ function withoutChanges(record: RecordRow): RecordRow {
 /** The column of `changed` holding the rendered Changes text (not a column of any table). */
 const RENDERED = 'Changes:rendered';
 
-/** One member of a Changes text rendered in SQL: its key (API name), its column, the SQL of its value before and after. */
+/** One member of a Changes text rendered in SQL: its key (API name), its column, the SQL of its rendered value before and of its value after. */
 interface RenderedMember {
   key: string;
   column: ColumnMetadata;
+  /** SQL of the before value already rendered (kept as the row qualified); `after` is SQL of the value itself. */
   before: string;
-  /** `before` is already the rendered text (kept as the row qualified), not a value to render. */
-  beforeRendered?: boolean;
   after: string;
 }
 
@@ -281,7 +280,7 @@ function changesSql(members: readonly RenderedMember[], manager: EntityManager):
   let longest = 2 + Math.max(0, members.length - 1);
   const pieces = members.map((member) => {
     const type = manager.connection.driver.normalizeType(member.column);
-    const before = member.beforeRendered ? member.before : renderedSql(type, member.before, member.column);
+    const before = member.before;
     const after = renderedSql(type, member.after, member.column);
     const key = JSON.stringify(member.key);
     longest += Array.from(key).length + 4 + 2 * renderedLongest(type, member.column);
