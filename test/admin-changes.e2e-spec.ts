@@ -135,10 +135,14 @@ describe('administrative changes (contract 18)', () => {
   it('takes the registry change down with it when its AdminChange row cannot be written (one transaction)', async () => {
     const tenant = await landlord.post('/api/TenantRegistry', { name: 'Rollback Bank' });
     expect(tenant.status).toBe(201);
+    const role = await landlord.post('/api/RoleRegistry', { name: 'Rollback role', tenantRegistryId: tenant.json.id, permissions: [], active: true });
+    const user = await landlord.post('/api/UserRegistry', { name: 'rollback-user', roleRegistryId: role.json.id, active: true, password: STRONG, email: 'kept@example.com' });
+    expect(user.status).toBe(201);
     await t.db.query(`CREATE FUNCTION admin_change_refused() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused by the test'; END $$`);
-    await t.db.query(`CREATE TRIGGER admin_change_refused BEFORE INSERT ON "AdminChange" FOR EACH ROW WHEN (NEW."TargetTable" IN ('TenantRegistry', 'RoleRegistry')) EXECUTE FUNCTION admin_change_refused()`);
+    await t.db.query(`CREATE TRIGGER admin_change_refused BEFORE INSERT ON "AdminChange" FOR EACH ROW WHEN (NEW."TargetTable" IN ('TenantRegistry', 'RoleRegistry', 'UserRegistry')) EXECUTE FUNCTION admin_change_refused()`);
     try {
       expect((await landlord.put(`/api/TenantRegistry/${tenant.json.id}`, { name: 'Renamed Bank' })).status).toBeGreaterThanOrEqual(500);
+      expect((await landlord.put(`/api/UserRegistry/${user.json.id}`, { email: 'lost@example.com', passwordLocked: true })).status).toBeGreaterThanOrEqual(500);
       expect((await landlord.post('/api/TenantRegistry', { name: 'Unrecorded Bank' })).status).toBeGreaterThanOrEqual(500);
       expect((await landlord.post('/api/RoleRegistry', { name: 'Unrecorded role', tenantRegistryId: tenant.json.id, permissions: [Permission.ReadWriteSecurityUser], active: true })).status).toBeGreaterThanOrEqual(500);
     } finally {
@@ -146,6 +150,9 @@ describe('administrative changes (contract 18)', () => {
       await t.db.query(`DROP FUNCTION admin_change_refused()`);
     }
     expect(await t.db.query(`SELECT "Name" FROM "TenantRegistry" WHERE "Id" = $1`, [tenant.json.id])).toEqual([{ Name: 'Rollback Bank' }]);
+    expect(await t.db.query(`SELECT "Email", "PasswordLocked", "PasswordLockedDate" FROM "UserRegistry" WHERE "Id" = $1`, [user.json.id])).toEqual([
+      { Email: 'kept@example.com', PasswordLocked: false, PasswordLockedDate: null },
+    ]);
     expect(await t.db.query(`SELECT "Name" FROM "TenantRegistry" WHERE "Name" = 'Unrecorded Bank' UNION ALL SELECT "Name" FROM "RoleRegistry" WHERE "Name" = 'Unrecorded role'`)).toEqual([]);
   });
 
