@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { PoolClient } from 'pg';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
@@ -190,7 +192,15 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
  * guess of a few rows per table, the join was 20,000 index probes through every partition
  * (bench/RESULTS.md, issue 29). The careful statement keeps the planner's choice.
  */
-export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true)`;
+export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`;
+
+/**
+ * The name the fast statement is prepared under on a connection: by its text, so a name node-postgres
+ * has prepared on a connection always means this statement. Prepared, its ~15 kB are parsed and planned
+ * once per connection instead of once per batch; the plan is generic (plan_cache_mode in
+ * FAST_SEAL_SETTINGS): its joins are fixed by enable_nestloop, and its three values change no choice.
+ */
+const FAST_SEAL_STATEMENT = `tm-seal-${createHash('sha256').update(APPEND_FROM_PENDING_FAST_SQL).digest('hex').slice(0, 24)}`;
 
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);
@@ -284,12 +294,15 @@ export class AuditLeafRepository {
    */
   async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
     await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
-    const [row] = (await tx.query(APPEND_FROM_PENDING_FAST_SQL, [first, limit, sealedDate])) as {
-      taken: number;
-      added: number;
-      hashes: Buffer | null;
-      indexes: Buffer | null;
-    }[];
+    // On the transaction's own connection, as a statement prepared once per connection: its ~15 kB
+    // parsed and planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
+    const client = (await tx.queryRunner!.connect()) as PoolClient;
+    const { rows } = await client.query<{ taken: number; added: number; hashes: Buffer | null; indexes: Buffer | null }>({
+      name: FAST_SEAL_STATEMENT,
+      text: APPEND_FROM_PENDING_FAST_SQL,
+      values: [first, limit, sealedDate],
+    });
+    const [row] = rows;
     if (row.added !== row.taken) return null;
     const hashes = row.hashes ?? Buffer.alloc(0);
     const indexes = row.indexes ?? Buffer.alloc(0);
