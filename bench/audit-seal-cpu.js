@@ -9,7 +9,9 @@
  * connection, not counted), then from its commit until the last row is a leaf: wall time, the service
  * process's CPU (utime + stime from /proc), and the CPU of every PostgreSQL backend connected to that
  * database except the bench's own (the service's pool: the sealer's transaction). Background
- * processes (WAL writer, checkpointer, autovacuum) are not counted. Medians over the rounds.
+ * processes (WAL writer, checkpointer, autovacuum) are not counted. Medians over the rounds. After each
+ * round of this build, the issue's yardstick on the same server: a bare insert of 100,000 rows of a
+ * leaf's shape (bareInsert), and the sealer's CPU per row as a multiple of it.
  * With `explain`, the sealing statement of this build is also run once under EXPLAIN (ANALYZE, BUFFERS)
  * on a 100,000-row backlog and rolled back (the service's own sealing is paused by a long interval).
  *
@@ -62,9 +64,10 @@ async function waitSealed(pool, id) {
 async function target(name, root, port, env = {}) {
   const db = await lib.createDatabase('tm_bench_sealcpu');
   const service = await lib.startService({ ConnectionString: db.url, ...env }, port, root);
-  const pool = new Pool({ connectionString: db.url, max: 1 });
+  // One connection kept open (no idle timeout): its backend is the one `own` excludes from the count.
+  const pool = new Pool({ connectionString: db.url, max: 1, idleTimeoutMillis: 0 });
   const [{ pid }] = (await pool.query('SELECT pg_backend_pid() AS pid')).rows;
-  return { name, db, service, pool, own: [pid], samples: { wall: [], service: [], postgres: [] } };
+  return { name, db, service, pool, own: [pid], bare: false, samples: { wall: [], service: [], postgres: [], bare: [] } };
 }
 
 async function round(t) {
@@ -84,6 +87,32 @@ async function round(t) {
   t.samples.service.push(service1 - service0);
   t.samples.postgres.push(pg);
   console.log(`${t.name}: 100,000 rows sealed in ${wall} ms; CPU service ${(service1 - service0).toFixed(0)} ms, PostgreSQL ${pg.toFixed(0)} ms`);
+  if (t.bare) await bareInsert(t);
+}
+
+/**
+ * The issue's yardstick, on the same server in the same run: "a bare insert of a leaf's shape" (3-4 µs
+ * a row on the issue's machine). 100,000 rows in one INSERT … SELECT into a table LIKE AuditLeaf (its
+ * columns, primary key and unique (TableName, RowId); no trigger), constant hashes, growing by 100,000
+ * a round as AuditLeaf does; the CPU of the bench's own backend, per row.
+ */
+async function bareInsert(t) {
+  const client = await t.pool.connect();
+  try {
+    await client.query(`CREATE TABLE IF NOT EXISTS "BenchLeafShape" (LIKE "AuditLeaf" INCLUDING ALL)`);
+    const [{ from, pid }] = (await client.query(`SELECT COALESCE(max("LeafIndex") + 1, 0)::bigint AS "from", pg_backend_pid() AS "pid" FROM "BenchLeafShape"`)).rows;
+    const before = lib.processCpuMs(pid);
+    await client.query(
+      `INSERT INTO "BenchLeafShape" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
+       SELECT k, 'UserLogin', k, now(), decode(repeat('ab', 32), 'hex'), decode(repeat('cd', 32), 'hex'), now() FROM generate_series($1::bigint, $1::bigint + $2 - 1) k`,
+      [from, BACKLOG],
+    );
+    const us = ((lib.processCpuMs(pid) - before) * 1000) / BACKLOG;
+    t.samples.bare.push(us);
+    console.log(`  a bare insert of a leaf's shape: ${us.toFixed(2)} µs of CPU a row`);
+  } finally {
+    client.release();
+  }
 }
 
 async function explain(t) {
@@ -130,6 +159,7 @@ async function main() {
     return;
   }
   const targets = [await target('this build', join(__dirname, '..'), 5341), await target(`previous (${other})`, other, 5342)];
+  targets[0].bare = true;
   try {
     for (let i = 0; i < rounds; i++) for (const t of i % 2 === 0 ? targets : [...targets].reverse()) await round(t);
     const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
@@ -142,6 +172,13 @@ async function main() {
       'total CPU s': (lib.median(t.samples.service.map((s, i) => s + t.samples.postgres[i])) / 1000).toFixed(2),
       'wall samples': t.samples.wall.join(' '),
     })));
+    const [self] = targets;
+    const bare = lib.median(self.samples.bare);
+    const perRow = lib.median(self.samples.service.map((s, i) => s + self.samples.postgres[i])) * 1000 / BACKLOG;
+    console.log(
+      `\nA bare insert of a leaf's shape (same server, same rounds): ${bare.toFixed(2)} µs of CPU a row; this build seals at ${perRow.toFixed(1)} µs a row, ` +
+        `${(perRow / bare).toFixed(2)} times it (the issue: bare 3-4 µs, goal 10: 2.5-3.3 times)`,
+    );
   } finally {
     for (const t of targets) {
       await t.pool.end();
