@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { PoolClient } from 'pg';
 import { InjectRepository } from '@nestjs/typeorm';
 import { EntityManager, Repository } from 'typeorm';
 import { SEALED_TABLES, SealedTableName, canonicalTimestampSql, LEAF_DATE_COLUMN } from './canonical';
+import { statementName } from '../database/statement-name';
 import { AuditLeaf } from './audit-log.entities';
 import { canonicalSql, datesRendered, leafDateSql, readRenderedDate, sealableSql } from './audited-rows.repository';
 
@@ -195,12 +195,11 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
 export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 /**
- * The name the fast statement is prepared under on a connection: by its text, so a name node-postgres
- * has prepared on a connection always means this statement. Prepared, its ~15 kB are parsed and planned
- * once per connection instead of once per batch; the plan is generic (plan_cache_mode in
+ * The name the fast statement is prepared under on a connection. Prepared, its ~15 kB are parsed and
+ * planned once per connection instead of once per batch; the plan is generic (plan_cache_mode in
  * FAST_SEAL_SETTINGS): its joins are fixed by enable_nestloop, and its three values change no choice.
  */
-const FAST_SEAL_STATEMENT = `tm-seal-${createHash('sha256').update(APPEND_FROM_PENDING_FAST_SQL).digest('hex').slice(0, 24)}`;
+const FAST_SEAL_STATEMENT = statementName('tm-seal', APPEND_FROM_PENDING_FAST_SQL);
 
 export const APPEND_FROM_PENDING_SQL = appendFromPendingSql(false);
 export const APPEND_FROM_PENDING_CHECKED_SQL = appendFromPendingSql(true);

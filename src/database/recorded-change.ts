@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
 import type { EntityManager, EntityMetadata } from 'typeorm';
 import type { PostgresDriver } from 'typeorm/driver/postgres/PostgresDriver';
 import type { ColumnMetadata } from 'typeorm/metadata/ColumnMetadata';
 import { byCodePoint, CHANGES_MAX } from '../common/changes-format';
 import { SERVICE_CHANGE_CONDITION } from './service-change-mark';
+import { statementName } from './statement-name';
 
 /**
  * A registry change and its AdminChange row (contract 18) as ONE statement in autocommit, one implicit
@@ -207,8 +207,7 @@ export class RecordedChanges<Row> {
     let statement = this.shapes.get(key);
     if (statement === undefined) {
       const text = build();
-      // Named by its text: a name node-postgres has prepared on a connection always means the same statement.
-      statement = { text, name: `tm-recorded-${createHash('sha256').update(text).digest('hex').slice(0, 24)}` };
+      statement = { text, name: statementName('tm-recorded', text) };
       if (this.shapes.size >= SHAPES_MAX) this.shapes.clear();
       this.shapes.set(key, statement);
     }
