@@ -60,9 +60,19 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     return said.innerText();
   }
 
+  /**
+   * Signs the browser out by forgetting its cookies, away from any page first: a signed-in page left
+   * open would see its next request refused and go to the sign-in page itself, racing (and in a CI run
+   * interrupting) the test's own navigation.
+   */
+  async function forgetSession(page: Page): Promise<void> {
+    await page.goto('about:blank');
+    await page.context().clearCookies();
+  }
+
   /** Opens the sign-in page with the authenticator present: its autofill request is answered at once. */
   async function signInByAutofill(page: Page, node: PasskeyNode = a, returnUrl = '/Account/Sessions'): Promise<void> {
-    await page.context().clearCookies();
+    await forgetSession(page);
     await page.goto(`${node.origin}/Account/Login?returnUrl=${encodeURIComponent(returnUrl)}`);
   }
 
@@ -149,7 +159,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
     await first.remove();
 
     // No authenticator while the page starts its autofill request; then the device is plugged in.
-    await page.context().clearCookies();
+    await forgetSession(page);
     await page.goto(`${a.origin}/Account/Login?returnUrl=%2FAccount%2FSessions`);
     await page.locator('#passkey-login').waitFor();
     const second = await VirtualAuthenticator.add(page);
@@ -228,7 +238,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
 
     // This browser's page offers no passkey sign-in (its options are held back), so the password goes first.
     await page.route('**/api/Authentication/Passkey/Options', (route) => route.abort());
-    await page.context().clearCookies();
+    await forgetSession(page);
     await page.goto(`${a.origin}/Account/Login?returnUrl=%2FAccount%2FSessions`);
     await page.locator('#login-form').waitFor();
     const device = await VirtualAuthenticator.add(page);
@@ -283,7 +293,7 @@ describe('passkeys in Chromium with the DevTools virtual authenticator (contract
       const json = await response.json();
       await route.fulfill({ response, json: { ...json, challengeId: victimPrompt.challengeId, options: { ...json.options, challenge: victimPrompt.options.challenge } } });
     });
-    await page.context().clearCookies();
+    await forgetSession(page);
     await page.goto(`${a.origin}/Account/Login`);
     await page.locator('#login-form').waitFor();
     const device = await VirtualAuthenticator.add(page);

@@ -37,10 +37,15 @@ describe('security sinks (contract 19)', () => {
    * Waits until the deliverer recorded its last failure at the clock's present time: its next attempt
    * is then due one backoff after now, and only then may the test move the clock.
    */
+  /**
+   * The failure of the attempt at the clock's present instant is recorded. A delivery also sets
+   * LastAttemptDate, and the clock stands still between tests, so the error must be there too: the
+   * previous test's last delivery has the same instant (a CI run on a loaded machine read it first).
+   */
   const failureRecorded = () =>
     eventually(async () => {
-      const [row] = await t.db.query<{ at: Date | null }>(`SELECT "LastAttemptDate" AS at FROM "SecuritySink" WHERE "Name" = 'hook'`);
-      return row.at?.getTime() === t.clock.nowMs();
+      const [row] = await t.db.query<{ at: Date | null; error: string | null }>(`SELECT "LastAttemptDate" AS at, "LastError" AS error FROM "SecuritySink" WHERE "Name" = 'hook'`);
+      return row.at?.getTime() === t.clock.nowMs() && row.error !== null;
     });
 
   beforeAll(async () => {
