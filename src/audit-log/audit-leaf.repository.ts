@@ -180,7 +180,8 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
       FROM found
     RETURNING "LeafIndex", "LeafHash"
   )
-  SELECT (SELECT count(*) FROM taken)::int AS "taken",
+  -- The entries consumed, counted from bounds (a row a table) rather than by reading taken once more.
+  SELECT COALESCE((SELECT sum("n") FROM bounds), 0)::int AS "taken",
          count(*)::int AS "added",
          string_agg("LeafHash", ''::bytea) AS "hashes",
          string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"

@@ -35,26 +35,43 @@ const SELECTS = Object.fromEntries(
  * what canonicalRow() writes from the row read by byIds (contract 15), so the sealer can hash rows
  * where they are instead of shipping every column to the service and back (docs/decisions/0019).
  * Built from AUDIT_COLUMNS only, never from input. Each piece:
- * - id: `to_json(id::text)`, a JSON string of the decimal digits;
- * - date: to_json of the canonical to_char text, `null` for NULL (and for ±infinity, which to_char
- *   turns into NULL, as canonicalRow gets it from byIds);
+ * - id: `"` + id::text + `"`: the decimal digits (and a minus sign), which JSON never escapes;
+ * - date: `"` + the canonical to_char text + `"`, `null` for NULL (and for ±infinity, which to_char
+ *   turns into NULL, as canonicalRow gets it from byIds). to_char's pattern writes only digits, `-`,
+ *   `:`, `.`, `T` and `Z`, which JSON never escapes either;
  * - int: the decimal text (every digit of a bigint), bool: `true` / `false` (boolean::text);
  * - text: to_json(text), PostgreSQL's escape_json: `\"`, `\\`, `\b \f \n \r \t`, other characters below
  *   U+0020 as `\u00xx` in lower-case hex, everything else as is: exactly JSON.stringify on a valid
  *   string (a PostgreSQL text holds no NUL and no lone surrogate). test/audit-canonical-sql.e2e-spec.ts
  *   holds the two to the same bytes over hostile strings, on PostgreSQL and on PGlite.
- * No spaces (json_build_array would write `, `).
+ * No spaces (json_build_array would write `, `). The id and dates were once to_json too: each call
+ * looks its argument's type up in the catalog and goes through json's text output and input again,
+ * ~0.3 µs a value, for text it can never change (issue 29, bench/RESULTS.md). Adjacent literals are
+ * written as one, so the text is built with fewer concatenations.
  */
 export function canonicalSql(table: SealedTableName, alias: string, dateText: DateText = renderDate(alias)): string {
-  const parts = [`'${JSON.stringify(table)}'`];
+  // Literal text and SQL expressions in order; consecutive literals are merged into one.
+  const pieces: { literal: boolean; text: string }[] = [];
+  const literal = (text: string) => {
+    const last = pieces[pieces.length - 1];
+    if (last?.literal) last.text += text;
+    else pieces.push({ literal: true, text });
+  };
+  const sql = (text: string) => pieces.push({ literal: false, text });
+  literal(`[${JSON.stringify(table)}`);
   for (const { name, kind } of AUDIT_COLUMNS[table]) {
+    literal(',');
     const column = `${alias}."${name}"`;
-    if (kind === 'id') parts.push(`to_json(${column}::text)::text`);
-    else if (kind === 'date') parts.push(`COALESCE(to_json(${dateText(name)})::text, 'null')`);
-    else if (kind === 'text') parts.push(`COALESCE(to_json(${column}::text)::text, 'null')`);
-    else parts.push(`COALESCE(${column}::text, 'null')`);
+    if (kind === 'id') {
+      literal('"');
+      sql(`${column}::text`);
+      literal('"');
+    } else if (kind === 'date') sql(`COALESCE('"' || ${dateText(name)} || '"', 'null')`);
+    else if (kind === 'text') sql(`COALESCE(to_json(${column}::text)::text, 'null')`);
+    else sql(`COALESCE(${column}::text, 'null')`);
   }
-  return `'[' || ${parts.join(` || ',' || `)} || ']'`;
+  literal(']');
+  return pieces.map(({ literal: isLiteral, text }) => (isLiteral ? `'${text.replace(/'/g, "''")}'` : text)).join(' || ');
 }
 
 /**
