@@ -35,10 +35,7 @@ describe('security sinks (contract 19)', () => {
   const sink = async (id: number) => (await landlord.get(`/api/SecuritySink/${id}`).catch(() => landlord.get(`/api/SecuritySink/${id}`))).json;
   /**
    * Waits until the deliverer recorded its last failure at the clock's present time: its next attempt
-   * is then due one backoff after now, and only then may the test move the clock.
-   */
-  /**
-   * The failure of the attempt at the clock's present instant is recorded. A delivery also sets
+   * is then due one backoff after now, and only then may the test move the clock. A delivery also sets
    * LastAttemptDate, and the clock stands still between tests, so the error must be there too: the
    * previous test's last delivery has the same instant (a CI run on a loaded machine read it first).
    */
