@@ -25,15 +25,35 @@ export interface PoolOptions {
  * Entities are registered by feature modules through autoLoadEntities, so none are listed here.
  */
 export function dataSourceOptions(url: string, poolSize = 10, pool: PoolOptions = {}): DataSourceOptions {
+  const { url: plain, options } = splitStartupOptions(url);
+  const startup = [options, pool.options].filter((o) => typeof o === 'string' && o !== '').join(' ');
   return {
     type: 'postgres',
-    url,
+    url: plain,
     synchronize: false,
     migrationsRun: false,
     migrations: MIGRATIONS,
     migrationsTableName: 'migrations',
-    extra: { max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, ...pool },
+    extra: { max: poolSize, idleTimeoutMillis: 30_000, connectionTimeoutMillis: 5_000, ...pool, ...(startup ? { options: startup } : {}) },
   };
+}
+
+/**
+ * The URL without its `options` parameter, and that parameter. node-postgres lets a URL's `options`
+ * replace the pool's, which would drop the session settings the service gives every connection (the
+ * mark of its own changes, the pinned search path); the operator's come first, the service's after.
+ */
+export function splitStartupOptions(url: string): { url: string; options: string | null } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, options: null }; // not a URL node-postgres would read options from either
+  }
+  const options = parsed.searchParams.get('options');
+  if (options === null) return { url, options: null };
+  parsed.searchParams.delete('options');
+  return { url: parsed.toString(), options };
 }
 
 /**

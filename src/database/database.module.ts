@@ -8,6 +8,7 @@ import { DatabaseBreaker, deadlinePoolOptions } from './deadlines';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded';
 import { DATABASE_IDENTITY, databaseIdentityProvider } from './database-identity';
 import { Transactions } from './transactions';
+import { findServiceSchema, SearchPathAmbiguous, searchPathStartupOption } from './search-path';
 
 /** Injection token of the embedded PostgreSQL handle (null when ConnectionString is set). */
 export const EMBEDDED_POSTGRES = Symbol('EMBEDDED_POSTGRES');
@@ -71,12 +72,23 @@ export class DatabaseBreakerModule {}
         // TypeORM's error log prints the failed statement with its parameters, which can hold
         // password hashes or key hashes; callers log what failed without the values instead.
         logging: false,
+        // A search path naming two schemas of the service's tables stays so: no retry (search-path.ts).
+        toRetry: (error: unknown) => !(error instanceof SearchPathAmbiguous),
       }),
       dataSourceFactory: async (options) => {
+        const pool = options!.extra as PoolOptions;
+        // On a server, every session's search path is pinned to the schema of the service's tables (search-path.ts).
+        if (pool.stream === undefined) {
+          const { url } = options as { url: string };
+          const { schema, before } = await findServiceSchema({ ...(pool as object), connectionString: url });
+          if (schema !== null) pool.options = `${pool.options ?? ''} ${searchPathStartupOption(schema)}`.trim();
+          if (before !== null) {
+            new Logger('Database').warn(`the schema "${before}" comes first in the search path, but the service's tables are in "${schema}": the service uses "${schema}" only`);
+          }
+        }
         const dataSource = await new DataSource(options!).initialize();
         await migrate(dataSource);
         new Logger('Database').log('migrations applied');
-        const pool = options!.extra as PoolOptions;
         const { replacedAnother } = await writeServiceChangeMark(dataSource, pool.serviceMark!, { sessionSetting: pool.stream !== undefined });
         if (replacedAnother) {
           new Logger('Database').warn(
