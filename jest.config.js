@@ -22,5 +22,8 @@ module.exports = {
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs|oidc-provider|openid-client|oauth4webapi|jose)/)'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
   testTimeout: 60000,
-  maxWorkers: 2,
+  // Three files at once: most of a file's time is waiting (the database, a browser, a timer), so on two
+  // cores three workers finish in a third of the time of one (bench/RESULTS.md, 2026-12-01). Files share
+  // nothing: each has its own database, Redis channel prefix, data folder and ports (test/helpers/app.ts).
+  maxWorkers: 3,
 };
