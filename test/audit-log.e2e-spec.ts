@@ -551,7 +551,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(logs.count('error', new RegExp(`^1 audit rows were written but are gone before they could be sealed, and are not in the log: UserLogin:${gone}$`))).toBe(1);
   });
 
-  it('a node seals on from the edge it signed last; a node that reads the stored edge refuses one that no longer gives the signed root', async () => {
+  it('refuses to sign on a stored tree that no longer gives the latest signed root, and seals on once it is restored', async () => {
     await sealAll();
     // An odd size: the edge's last hash is the last leaf's own (read from AuditLeaf, not AuditTreeNode).
     if ((await latest()).treeSize % 2 === 0) {
@@ -572,33 +572,21 @@ describe('tamper-evident audit log (contract 15)', () => {
     const [{ hash: original }] = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS "hash" FROM "AuditLeaf" WHERE "LeafIndex" = $1`, [size - 1]);
     const restore = () => asSuperuser(`UPDATE "AuditLeaf" SET "LeafHash" = $2 WHERE "LeafIndex" = $1`, [size - 1, original]);
     await asSuperuser(`UPDATE "AuditLeaf" SET "LeafHash" = $2 WHERE "LeafIndex" = $1`, [size - 1, Buffer.alloc(32, 7)]);
-    const b = await startTestApp({ db: t.db, env: { AuditSigningKey: SIGNING_KEY, Instance: 'audit-node-edge' } });
     try {
       await insertLogin('edge-next');
-      // A node that did not sign checkpoint `size` reads its edge from the tables, and refuses to sign on it.
-      await expect(sealer(b).sealBatch()).rejects.toThrow(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
+      // Even the node that signed checkpoint `size` reads its edge from the tables, and refuses to sign on it.
+      await expect(sealer().sealBatch()).rejects.toThrow(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
       expect((await latest()).treeSize).toBe(size);
-      // The node that signed it starts from the edge it kept: the next checkpoint is the true tree's.
-      await sealAll();
-      const next = await latest();
-      expect(next.treeSize).toBe(size + 1);
-      const stored = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS "hash" FROM "AuditLeaf" ORDER BY "LeafIndex"`);
-      expect(rootOf(stored.map((r, i) => (i === size - 1 ? original : r.hash)))).toEqual(fromBase64(next.rootHash));
-      expect(parseCheckpoint(next.note, verifier).treeSize).toBe(size + 1);
-      // Restored, the other node reads the edge of the checkpoint it did not sign, and seals on it.
-      await restore();
-      await insertLogin('edge-after');
-      await sealAll(b);
-      expect((await latest()).treeSize).toBe(size + 2);
+      expect((await t.db.query(`SELECT 1 FROM "AuditPending"`)).length).toBeGreaterThan(0);
     } finally {
       await restore();
-      await b.close();
     }
-    // Each row of this test is in the log once.
-    const sealed = await t.db.query<{ n: number }>(
-      `SELECT count(l."LeafIndex")::int AS n FROM "UserLogin" u LEFT JOIN "AuditLeaf" l ON l."TableName" = 'UserLogin' AND l."RowId" = u."Id"
-        WHERE u."CreatedUser" IN ('edge-next', 'edge-after') GROUP BY u."Id"`,
-    );
-    expect(sealed).toEqual([{ n: 1 }, { n: 1 }]);
+    // Restored, the waiting row is sealed on top of the signed tree.
+    await sealAll();
+    const next = await latest();
+    expect(next.treeSize).toBe(size + 1);
+    const stored = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS "hash" FROM "AuditLeaf" ORDER BY "LeafIndex"`);
+    expect(rootOf(stored.map((r) => r.hash))).toEqual(fromBase64(next.rootHash));
+    expect(parseCheckpoint(next.note, verifier).treeSize).toBe(size + 1);
   });
 });

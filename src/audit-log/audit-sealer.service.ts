@@ -70,13 +70,6 @@ export class AuditSealer implements OnApplicationBootstrap {
    */
   private batchSize = AUDIT_SEAL_BATCH;
   private warnedSigner = false;
-  /**
-   * The right edge of the tree this node last signed, once its transaction committed. The next batch
-   * starts from it when the latest checkpoint still has its size (nobody sealed meanwhile) instead of
-   * reading the edge from AuditTreeNode (one read per 1-bit of the size); either way the edge must give
-   * the latest checkpoint's root, so a stale one is read again, never signed on.
-   */
-  private signedEdge: { size: number; edge: readonly Buffer[] } | null = null;
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -173,7 +166,6 @@ export class AuditSealer implements OnApplicationBootstrap {
 
   /** `fast`: APPEND_FROM_PENDING_FAST_SQL, else the careful statement with its check of rows already sealed. */
   private async sealBatchOf(limit: number, fast: boolean): Promise<SealOutcome> {
-    let signed = null as CompactRange | null;
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
       // For this transaction only: no JIT (compiling the sealing statement costs ~50 ms of CPU a batch,
       // more than it saves) and room to sort a batch in memory rather than on disk.
@@ -191,11 +183,9 @@ export class AuditSealer implements OnApplicationBootstrap {
       const latest = await this.checkpoints.latest(tx);
       const latestSize = latest?.treeSize ?? 0;
       if (latestSize !== size) throw new Error(`the audit log has ${size} leaves but its latest checkpoint ${latestSize}: refusing to seal`);
-      const signedRoot = latest?.rootHash ?? EMPTY_ROOT;
-      const known = this.signedEdge?.size === size ? new CompactRange(size, [...this.signedEdge.edge]) : null;
-      const range = known?.root().equals(signedRoot) ? known : new CompactRange(size, await this.tree.edge(size, tx));
+      const range = new CompactRange(size, await this.tree.edge(size, tx));
       // Never sign on top of a stored tree that no longer gives the signed root.
-      if (range !== known && !range.root().equals(signedRoot)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
+      if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
 
       // The rows are hashed into leaves where they are (one statement); only the leaf hashes come back.
       const now = this.clock.now();
@@ -237,11 +227,8 @@ export class AuditSealer implements OnApplicationBootstrap {
       if (doubled.count > 0) this.logger.error(`${doubled.count} audit rows share their Id with another row of their table: only one of each can be sealed: ${list(doubled)}`);
       if (repeated.count > 0) this.logger.warn(`${repeated.count} audit rows were waiting to be sealed a second time and were sealed once: ${list(repeated)}`);
       const skipped = appended.taken - added;
-      if (added > 0) signed = range;
       return { locked: true, sealed: added, skipped, full: appended.taken === limit, treeSize: range.size, note };
     });
-    // Committed: the next batch may start from this edge.
-    if (signed) this.signedEdge = { size: signed.size, edge: signed.edge };
     if (outcome.note !== null) this.logNote(outcome.treeSize!, outcome.note);
     return outcome;
   }
