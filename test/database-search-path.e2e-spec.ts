@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DataSource } from 'typeorm';
 import { startTestApp } from './helpers/app';
 import { createTestDatabase, TestDatabase } from './helpers/database';
 import { CapturedLogs } from './helpers/logs';
@@ -45,6 +46,9 @@ describe('search path of the service\'s sessions', () => {
     const t = await startTestApp({ db, logger: logs });
     try {
       expect(logs.count('warn', /^the schema "postgres" comes first in the search path, but the service's tables are in "public": the service uses "public" only$/)).toBe(1);
+      // Each of the service's sessions starts pinned, and without JIT (database.module.ts).
+      const [settings] = await t.app.get(DataSource).query(`SELECT current_setting('search_path') AS "path", current_setting('jit') AS "jit", current_schema() AS "schema"`);
+      expect(settings).toEqual({ path: '"public",pg_temp', jit: 'off', schema: 'public' });
       const { browser: landlord } = await signInAdministrator(t);
       await sealAllPending(t.app);
       // The new sign-in went to the service's table, none to the shadow; the forged row is not listed.

@@ -167,10 +167,10 @@ export class AuditSealer implements OnApplicationBootstrap {
   /** `fast`: APPEND_FROM_PENDING_FAST_SQL, else the careful statement with its check of rows already sealed. */
   private async sealBatchOf(limit: number, fast: boolean): Promise<SealOutcome> {
     const outcome = await this.dataSource.transaction(async (tx): Promise<SealOutcome> => {
-      // For this transaction only: no JIT (compiling the sealing statement costs ~50 ms of CPU a batch,
-      // more than it saves) and room to sort a batch in memory rather than on disk.
+      // For this transaction only: room to sort a batch in memory rather than on disk (JIT is off for
+      // every session of the service: database.module.ts).
       const [{ locked }] = (await tx.query(
-        `SELECT pg_try_advisory_xact_lock($1) AS "locked", set_config('jit', 'off', true), set_config('work_mem', '64MB', true)`,
+        `SELECT pg_try_advisory_xact_lock($1) AS "locked", set_config('work_mem', '64MB', true)`,
         [AUDIT_SEAL_LOCK_KEY],
       )) as { locked: boolean }[];
       if (!locked) return { locked: false, sealed: 0, skipped: 0, full: false, treeSize: null, note: null };

@@ -197,12 +197,9 @@ export class AuditedRowsRepository {
 
   /** Leaves start ≤ index < end with their rows (LEAVES_WITH_ROWS), in order: what a security sink sends. */
   async leavesWithRows(start: number, end: number): Promise<LeafWithRow[]> {
-    return this.dataSource.transaction(async (tx) => {
-      // Without JIT, for this statement only: once the tables' statistics grew, its planned cost
-      // passed jit_above_cost and PostgreSQL spent ~2.3 s compiling it for a 7 ms run, per batch
-      // (EXPLAIN ANALYZE, bench/RESULTS.md, issue 30). SET LOCAL ends with the transaction.
-      await tx.query('SET LOCAL jit = off');
-      return (await tx.query(LEAVES_WITH_ROWS, [start, end])) as LeafWithRow[];
-    });
+    // Without JIT, as every statement of the service (database.module.ts): once the tables' statistics
+    // grew, this one's planned cost passed jit_above_cost and PostgreSQL spent ~2.3 s compiling it for a
+    // 7 ms run, per batch (EXPLAIN ANALYZE, bench/RESULTS.md, issue 30).
+    return (await this.dataSource.query(LEAVES_WITH_ROWS, [start, end])) as LeafWithRow[];
   }
 }

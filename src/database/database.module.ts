@@ -57,7 +57,9 @@ export class DatabaseBreakerModule {}
           // The mark of the service's own registry changes, a setting of each of its sessions
           // (service-change-mark.ts); the embedded database's one session gets it after the migrations.
           serviceMark: serviceChangeMark(settings.apiHmacKey),
-          ...(embedded ? { stream: embedded.stream } : { options: serviceMarkStartupOption(serviceChangeMark(settings.apiHmacKey)) }),
+          // On a server, also no JIT for any statement: it only ever cost this service's statements time
+          // (2.3 s compiling a 7 ms sink batch, ~55 ms a sealing batch; bench/RESULTS.md). PGlite has none.
+          ...(embedded ? { stream: embedded.stream } : { options: `${serviceMarkStartupOption(serviceChangeMark(settings.apiHmacKey))} -c jit=off` }),
           // Every wait on PostgreSQL has a deadline. The embedded database is one in-process session
           // with no network to lose: its statements queue behind each other, so only a server gets them.
           ...(embedded
