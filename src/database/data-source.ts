@@ -16,6 +16,8 @@ export interface PoolOptions {
   stream?: () => Duplex;
   /** The mark of the service's own registry changes (service-change-mark.ts), written after the migrations; node-postgres ignores it. */
   serviceMark?: string;
+  /** The startup `options` as configured, before the pinned search path is added (database.module.ts); node-postgres ignores it. */
+  configuredOptions?: string;
   /** Deadlines and the rest of node-postgres's pool and client options (see deadlines.ts). */
   [option: string]: unknown;
 }

@@ -83,7 +83,9 @@ export class DatabaseBreakerModule {}
         if (pool.stream === undefined) {
           const { url } = options as { url: string };
           const { schema, before } = await findServiceSchema({ ...(pool as object), connectionString: url });
-          if (schema !== null) pool.options = `${pool.options ?? ''} ${searchPathStartupOption(schema)}`.trim();
+          // From the options as configured: a retried start (the database not answering yet) adds no second path.
+          const configured = (pool.configuredOptions ??= typeof pool.options === 'string' ? pool.options : '');
+          pool.options = schema === null ? configured : `${configured} ${searchPathStartupOption(schema)}`.trim();
           if (before !== null) {
             new Logger('Database').warn(`the schema "${before}" comes first in the search path, but the service's tables are in "${schema}": the service uses "${schema}" only`);
           }
