@@ -17,6 +17,7 @@ import { insertUser, signInAdministrator } from './helpers/users';
 import { LogoutOutcomeId, LogoutReasonId } from '../src/sign-in-trail/audit.types';
 import { Permission } from '../src/access/permissions';
 import { fromBase64 } from './helpers/audit-reference';
+import { asSuperuser } from './helpers/audit-log';
 
 const STRONG = 'Tenant-Adm1n-Password!';
 const sha256 = (...parts: Buffer[]) => {
@@ -559,19 +560,9 @@ describe('tamper-evident audit log (contract 15)', () => {
       await sealAll();
     }
     const size = (await latest()).treeSize;
-    const asSuperuser = async (sql: string, params: unknown[]) => {
-      const client = new Client({ connectionString: t.db.url });
-      await client.connect();
-      try {
-        await client.query(`SET session_replication_role = replica`);
-        await client.query(sql, params);
-      } finally {
-        await client.end();
-      }
-    };
+    const setLeafHash = (hash: Buffer) => asSuperuser(t.db, [[`UPDATE "AuditLeaf" SET "LeafHash" = $2 WHERE "LeafIndex" = $1`, [size - 1, hash]]]);
     const [{ hash: original }] = await t.db.query<{ hash: Buffer }>(`SELECT "LeafHash" AS "hash" FROM "AuditLeaf" WHERE "LeafIndex" = $1`, [size - 1]);
-    const restore = () => asSuperuser(`UPDATE "AuditLeaf" SET "LeafHash" = $2 WHERE "LeafIndex" = $1`, [size - 1, original]);
-    await asSuperuser(`UPDATE "AuditLeaf" SET "LeafHash" = $2 WHERE "LeafIndex" = $1`, [size - 1, Buffer.alloc(32, 7)]);
+    await setLeafHash(Buffer.alloc(32, 7));
     try {
       await insertLogin('edge-next');
       // Even the node that signed checkpoint `size` reads its edge from the tables, and refuses to sign on it.
@@ -579,7 +570,7 @@ describe('tamper-evident audit log (contract 15)', () => {
       expect((await latest()).treeSize).toBe(size);
       expect((await t.db.query(`SELECT 1 FROM "AuditPending"`)).length).toBeGreaterThan(0);
     } finally {
-      await restore();
+      await setLeafHash(original);
     }
     // Restored, the waiting row is sealed on top of the signed tree.
     await sealAll();
