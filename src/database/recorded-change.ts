@@ -358,6 +358,7 @@ class Params {
   }
 }
 
-function quote(name: string): string {
+/** A name as a quoted SQL identifier (also the pinned search path's schema, search-path.ts). */
+export function quote(name: string): string {
   return `"${name.replace(/"/g, '""')}"`;
 }

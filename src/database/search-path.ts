@@ -1,4 +1,5 @@
 import { Client, ClientConfig } from 'pg';
+import { quote } from './recorded-change';
 
 /**
  * The service's sessions on a PostgreSQL server name their tables without a schema, so the search
@@ -58,6 +59,5 @@ export async function findServiceSchema(config: ClientConfig): Promise<ServiceSc
  * escaped with a backslash.
  */
 export function searchPathStartupOption(schema: string): string {
-  const quoted = `"${schema.replace(/"/g, '""')}"`;
-  return `-c search_path=${`${quoted},pg_temp`.replace(/[\\ ]/g, (c) => `\\${c}`)}`;
+  return `-c search_path=${`${quote(schema)},pg_temp`.replace(/[\\ ]/g, (c) => `\\${c}`)}`;
 }
