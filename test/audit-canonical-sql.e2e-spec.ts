@@ -2,10 +2,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { INestApplication } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
-import { SealedTableName, canonicalRow, LEAF_DATE_COLUMN, leafRecord, sha256 } from '../src/audit-log/canonical';
+import { SealedTableName, canonicalRow, canonicalTimestampSql, LEAF_DATE_COLUMN, leafRecord, sha256 } from '../src/audit-log/canonical';
 import { leafHash } from '../src/audit-log/merkle';
 import { createApp } from '../src/bootstrap';
 import { resolveSecrets } from '../src/config/secrets';
@@ -19,9 +19,10 @@ import { canonicalInDatabase } from './helpers/audit-log';
  * every row, or a sealed row would look tampered with. Rows of hostile text (every control
  * character, quotes, backslashes, U+2028/2029, BOM, DEL, C1 controls, astral characters, combining
  * marks), dates at the edges, nulls, infinity, a negative Id: the canonical form PostgreSQL writes is
- * byte-identical to canonicalRow over the same row read as text, both refuse the same rows, and the
- * leaves the sealer writes carry exactly the row hash and leaf hash computed here. On PostgreSQL and
- * on PGlite (the embedded default).
+ * byte-identical to canonicalRow over the same row read as text, both refuse the same rows, the hashes
+ * the enqueue trigger writes (migration PendingHashes, a frozen copy of canonicalSql) are the ones
+ * computed here, and the leaves the sealer writes carry exactly the row hash and leaf hash computed
+ * here. On PostgreSQL and on PGlite (the embedded default).
  */
 
 /** Characters chosen for what JSON escaping could get wrong. */
@@ -69,7 +70,7 @@ function dates(next: () => number): string[] {
   });
 }
 
-async function insertHostileRows(db: DataSource): Promise<Record<SealedTableName, string[]>> {
+async function insertHostileRows(db: EntityManager): Promise<Record<SealedTableName, string[]>> {
   const next = random(19);
   /** Within smallint: some of these columns are. */
   const ints = () => Array.from({ length: ROWS }, (_, i) => (i % 11 === 3 ? null : String(Math.floor(next() * 60_000) - 30_000)));
@@ -128,7 +129,7 @@ async function insertHostileRows(db: DataSource): Promise<Record<SealedTableName
 }
 
 /** Hostile AdminChange rows (contract 18: the third sealed table), bigint TargetIds past 2^53 among them. */
-async function insertHostileAdminChanges(db: DataSource): Promise<string[]> {
+async function insertHostileAdminChanges(db: EntityManager): Promise<string[]> {
   const next = random(29);
   const ints = () => Array.from({ length: ROWS }, (_, i) => (i % 11 === 3 ? null : String(Math.floor(next() * 60_000) - 30_000)));
   const rows = (await db.query(
@@ -161,9 +162,14 @@ async function insertHostileAdminChanges(db: DataSource): Promise<string[]> {
 
 /** AdminChange's canonical form from PostgreSQL and from canonicalRow agree byte for byte, and so do its sealed leaves. */
 async function checkAdminChange(app: INestApplication, db: DataSource): Promise<void> {
-  const ids = await insertHostileAdminChanges(db);
+  // Inserted and their pending entries read in one transaction: no seal can consume them meanwhile.
+  const { ids, pending } = await db.transaction(async (m) => {
+    const inserted = await insertHostileAdminChanges(m);
+    return { ids: inserted, pending: await pendingOf(m, 'AdminChange', inserted) };
+  });
   const rows = app.get(AuditedRowsRepository);
   const inJs = new Map((await rows.byIds('AdminChange', ids)).map((row) => [row.Id as string, row]));
+  for (const id of ids) expectPendingAsInJs('AdminChange', inJs.get(id)!, pending.get(id));
   const inDb = await canonicalInDatabase(db, 'AdminChange', ids);
   expect(inDb).toHaveLength(ROWS);
   for (const { id, canonical, sealable } of inDb) {
@@ -186,6 +192,35 @@ async function checkAdminChange(app: INestApplication, db: DataSource): Promise<
   }
 }
 
+/** What the enqueue trigger wrote for these rows (migration PendingHashes), read in the inserting transaction, before any seal. */
+async function pendingOf(db: EntityManager, table: SealedTableName, ids: string[]): Promise<Map<string, { date: string | null; rowHash: Buffer | null; leafHash: Buffer | null }>> {
+  const rows = (await db.query(
+    `SELECT "RowId"::text AS "id", ${canonicalTimestampSql('"RowCreatedDate"')} AS "date", "RowHash" AS "rowHash", "LeafHash" AS "leafHash"
+       FROM "AuditPending" WHERE "TableName" = $1 AND "RowId" = ANY($2::bigint[])`,
+    [table, ids],
+  )) as { id: string; date: string | null; rowHash: Buffer | null; leafHash: Buffer | null }[];
+  return new Map(rows.map(({ id, ...rest }) => [id, rest]));
+}
+
+/**
+ * The trigger's hashes are the ones canonicalRow gives over the row as the routes read it: RowHash,
+ * LeafHash and the leaf date for every row both sides accept, NULL hashes for every row they refuse
+ * (the sealer's careful statement then names it). These are what the fast statement seals unread.
+ */
+function expectPendingAsInJs(table: SealedTableName, row: Record<string, string | boolean | null>, pending: { date: string | null; rowHash: Buffer | null; leafHash: Buffer | null } | undefined): void {
+  expect(pending).toBeDefined();
+  const canonical = sealableInJs(table, row);
+  if (canonical === null) {
+    expect({ table, id: row.Id, rowHash: pending!.rowHash, leafHash: pending!.leafHash }).toEqual({ table, id: row.Id, rowHash: null, leafHash: null });
+    return;
+  }
+  const rowHash = sha256(canonical);
+  const date = row[LEAF_DATE_COLUMN[table]] as string;
+  expect({ table, id: row.Id, date: pending!.date }).toEqual({ table, id: row.Id, date });
+  expect(pending!.rowHash?.equals(rowHash)).toBe(true);
+  expect(pending!.leafHash?.equals(leafHash(leafRecord(table, row.Id as string, date, rowHash)))).toBe(true);
+}
+
 function sealableInJs(table: SealedTableName, row: Record<string, string | boolean | null>): Buffer | null {
   try {
     const canonical = canonicalRow(table, row);
@@ -197,7 +232,10 @@ function sealableInJs(table: SealedTableName, row: Record<string, string | boole
 }
 
 async function checkBothSides(app: INestApplication, db: DataSource): Promise<void> {
-  const ids = await insertHostileRows(db);
+  const { ids, pending } = await db.transaction(async (m) => {
+    const inserted = await insertHostileRows(m);
+    return { ids: inserted, pending: { UserLogin: await pendingOf(m, 'UserLogin', inserted.UserLogin), UserLogout: await pendingOf(m, 'UserLogout', inserted.UserLogout) } };
+  });
   const rows = app.get(AuditedRowsRepository);
   let compared = 0;
   let refused = 0;
@@ -208,6 +246,7 @@ async function checkBothSides(app: INestApplication, db: DataSource): Promise<vo
     for (const { id, canonical, sealable } of inDb) {
       const js = sealableInJs(table, inJs.get(id)!);
       expect({ table, id, sealable }).toEqual({ table, id, sealable: js !== null });
+      expectPendingAsInJs(table, inJs.get(id)!, pending[table].get(id));
       if (js === null) {
         refused++;
         continue;

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { AuditSealer } from '../src/audit-log/audit-sealer.service';
 import { AuditLeafRepository } from '../src/audit-log/audit-leaf.repository';
+import { AuditedRowsRepository } from '../src/audit-log/audited-rows.repository';
+import { canonicalRow } from '../src/audit-log/canonical';
 import { rootOf, verifyConsistency, verifyInclusion } from '../src/audit-log/merkle';
 import { parseCheckpoint } from '../src/audit-log/note';
 import { spoolPath } from '../src/common/json-lines-spool';
@@ -450,10 +452,16 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   };
 
-  it('ordinary rows are sealed by the fast statement alone; an Id naming two rows (two months, by hand) makes it give way to the careful one, which seals one and names it', async () => {
+  it('ordinary rows are sealed by the fast statement alone; of an Id naming two rows (two months, by hand) it seals the first from its hashes and the second is outside the log; an entry without hashes gives way to the careful statement, which seals one and names it', async () => {
     const leaves = t.app.get(AuditLeafRepository);
     const fast = jest.spyOn(leaves, 'appendFromPendingFast');
     const careful = jest.spyOn(leaves, 'appendFromPending');
+    // One statement, so one pending entry (the second row's trigger finds it: ON CONFLICT DO NOTHING) for two rows.
+    const insertDoubled = (id: string, name: string) =>
+      t.db.query(
+        `INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId", "CreatedDate") VALUES ($1, $2 || '-a', 1, now()), ($1, $2 || '-b', 1, now() - interval '40 days')`,
+        [id, name],
+      );
     try {
       await sealAll();
       const [{ Id: plain }] = await insertLogin('plain');
@@ -462,27 +470,39 @@ describe('tamper-evident audit log (contract 15)', () => {
       expect(fast).toHaveBeenCalled();
       expect(careful).not.toHaveBeenCalled();
 
+      // The fast statement reads no row: it seals the entry's hashes, those of the row that wrote it.
       const id = '900000001';
+      let size = (await latest()).treeSize;
+      await holdingSealLock(() => insertDoubled(id, 'doubled'));
+      await sealAll();
+      expect(careful).not.toHaveBeenCalled();
+      expect((await latest()).treeSize).toBe(size + 1);
+      const proof = await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${id}`);
+      expect(proof.status).toBe(200);
+      expect(proof.json.canonical).toContain('"doubled-a"');
+      const outside = (await landlord.get('/api/Audit/Outside')).json as { rows: { table: string; rowId: string; canonical: string; reason: string }[] };
+      expect(outside.rows).toEqual(expect.arrayContaining([expect.objectContaining({ table: 'UserLogin', rowId: id, reason: 'not-in-log', canonical: expect.stringContaining('"doubled-b"') })]));
+
+      // An entry without hashes (as one enqueued before migration PendingHashes): the careful statement
+      // hashes the rows where they are, finds two under one Id, seals one and names it.
+      const other = '900000002';
       let before = '';
       let after = '';
-      const size = (await latest()).treeSize;
+      size = (await latest()).treeSize;
       await holdingSealLock(async () => {
         [{ Id: before }] = await insertLogin('doubled-before');
-        // One statement, so one pending entry (the second trigger's insert is ON CONFLICT DO NOTHING) for two rows.
-        await t.db.query(
-          `INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId", "CreatedDate") VALUES ($1, 'doubled-a', 1, now()), ($1, 'doubled-b', 1, now() - interval '40 days')`,
-          [id],
-        );
+        await insertDoubled(other, 'unhashed');
+        await t.db.query(`UPDATE "AuditPending" SET "RowHash" = NULL, "LeafHash" = NULL WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [other]);
         [{ Id: after }] = await insertLogin('doubled-after');
       });
       await sealAll();
       expect(careful).toHaveBeenCalled();
       expect((await latest()).treeSize).toBe(size + 3);
-      for (const rowId of [before, id, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
-      expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [id])).toHaveLength(1);
+      for (const rowId of [before, other, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
+      expect(await t.db.query(`SELECT 1 FROM "AuditLeaf" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [other])).toHaveLength(1);
       const [{ n, max }] = await t.db.query<{ n: number; max: number }>(`SELECT count(*)::int AS n, max("LeafIndex")::int AS max FROM "AuditLeaf"`);
       expect(max).toBe(n - 1);
-      expect(logs.count('error', new RegExp(`^1 audit rows share their Id with another row of their table: only one of each can be sealed: UserLogin:${id}$`))).toBe(1);
+      expect(logs.count('error', new RegExp(`^1 audit rows share their Id with another row of their table: only one of each can be sealed: UserLogin:${other}$`))).toBe(1);
     } finally {
       fast.mockRestore();
       careful.mockRestore();
@@ -525,20 +545,23 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   });
 
-  it('a row deleted behind the triggers\' back before it was sealed is reported, and the rows beside it are sealed', async () => {
+  it('a row deleted behind the triggers\' back before it was sealed is sealed as it was committed (its hashes were taken at its insert), so its proof stands and its absence shows', async () => {
     await sealAll();
     const size = (await latest()).treeSize;
     let before = '';
     let gone = '';
     let after = '';
+    let committed: Buffer | null = null;
     await holdingSealLock(async () => {
       [{ Id: before }] = await insertLogin('gone-before');
       [{ Id: gone }] = await insertLogin('gone');
       [{ Id: after }] = await insertLogin('gone-after');
+      const [row] = await t.app.get(AuditedRowsRepository).byIds('UserLogin', [gone]);
+      committed = sha256(canonicalRow('UserLogin', row));
       const client = new Client({ connectionString: t.db.url });
       await client.connect();
       try {
-        // What only a superuser can do: skip the append-only trigger. The pending entry stays.
+        // What only a superuser can do: skip the append-only trigger. The pending entry, with its hashes, stays.
         await client.query(`SET session_replication_role = replica`);
         await client.query(`DELETE FROM "UserLogin" WHERE "Id" = $1`, [gone]);
       } finally {
@@ -546,10 +569,17 @@ describe('tamper-evident audit log (contract 15)', () => {
       }
     });
     await sealAll();
-    expect((await latest()).treeSize).toBe(size + 2);
+    expect((await latest()).treeSize).toBe(size + 3);
     for (const rowId of [before, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
-    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${gone}`)).status).toBe(404);
-    expect(logs.count('error', new RegExp(`^1 audit rows were written but are gone before they could be sealed, and are not in the log: UserLogin:${gone}$`))).toBe(1);
+    // Proven in the log as committed; its row is gone, which `npm run audit:verify` names as tampering
+    // (no retention run covers it: test/audit-verify.e2e-spec.ts).
+    const proof = await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${gone}`);
+    expect(proof.status).toBe(200);
+    expect(proof.json.canonical).toBeNull();
+    const [, rowId, , rowHash] = (proof.json.leafRecord as string).split('\n');
+    expect(rowId).toBe(gone);
+    expect(fromBase64(rowHash).equals(committed!)).toBe(true);
+    expect(logs.count('error', /gone before they could be sealed/)).toBe(0);
   });
 
   it('refuses to sign on a stored tree that no longer gives the latest signed root, and seals on once it is restored', async () => {

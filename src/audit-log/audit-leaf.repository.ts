@@ -109,46 +109,22 @@ const appendFromPendingSql = (checkSealed: boolean) => `
  */
 const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
 
-/** Gaps in a table's Ids up to which the fast statement reads the batch's range of them rather than probing each. */
-const DENSE_SLACK = 1000;
-
 /**
- * The rows of `table` the batch's pending entries name, with the entry's Seq and the dates rendered,
- * for the fast statement. Where the batch's Ids of the table are dense (their range at most twice
- * their count plus DENSE_SLACK, the usual case: Ids and Seq grow together), the range of Ids is read
- * at once through the primary key (whose first column is Id) and hash-joined to the entries: one
- * index range per partition, where a probe per entry descends every partition's index (a table is
- * partitioned by date, not Id). Where they are not (a row committed long after its Id was drawn), each
- * entry probes its row (LATERAL … OFFSET 0 keeps the probe whatever the settings), so a straggler
- * never makes a batch read the table since its Id. The two gates read only `bounds`: one-time filters.
- */
-function rowsOfTaken(table: SealedTableName): string {
-  const bound = (expression: string) => `(SELECT ${expression} FROM bounds WHERE "TableName" = '${table}')`;
-  // In numeric: two Ids written by hand at the ends of bigint must not overflow the difference.
-  const dense = `"hi"::numeric - "lo" <= 2 * "n" + ${DENSE_SLACK}`;
-  return `SELECT p."Seq", t.*, ${datesRendered(table, 't')}
-            FROM taken p JOIN "${table}" t ON t."Id" = p."RowId"
-           WHERE p."TableName" = '${table}' AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')} AND ${bound(dense)}
-          UNION ALL
-          SELECT p."Seq", t.*, ${datesRendered(table, 't')}
-            FROM taken p CROSS JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t
-           WHERE p."TableName" = '${table}' AND ${bound(`NOT (${dense})`)}`;
-}
-
-/**
- * The fast sealing statement: the common case, where every entry consumed names one sealable row of
- * its table that has no leaf yet. It skips what only the exceptions need (DISTINCT ON per entry, the
- * count of copies, the classification and its keys, the ORDER BY of the hashes' aggregate): the
- * leaves are numbered from $1 in Seq order as before (the order the triggers enqueued the rows, across
- * tables: a sink's reader sees a change before the sign-ins written after it), the one sort left, of
- * narrow rows; the hashes come back unsorted, each beside its index (int8send: 8 bytes big-endian),
- * for the service to place. Exceptions still cannot slip through:
- * a row already sealed, or an Id naming two rows, gives a second leaf of one (TableName, RowId), which
- * AuditLeaf's unique key refuses (23505); a row not sealable (alone or beside another of its Id) gets
- * a NULL LeafIndex, which its NOT NULL refuses (23502); a row gone makes `added` < `taken`. Either way
- * the caller rolls the batch back and runs the careful statement (APPEND_FROM_PENDING_SQL), which
- * names them. $1 first index, $2
- * batch size, $3 SealedDate (as in the careful statement).
+ * The fast sealing statement: the common case, where every entry consumed carries its row's hashes,
+ * written by the enqueue trigger in the inserting transaction (migration PendingHashes,
+ * docs/decisions/0039), as a Certificate Transparency log's front end hashes a leaf when it is queued.
+ * What is left to the one node sealing at a time is what only it can do: number the leaves from $1 in
+ * Seq order (the order the triggers enqueued the rows, across tables: a sink's reader sees a change
+ * before the sign-ins written after it; the one sort, of narrow rows), append them, and return their
+ * hashes, unsorted, each beside its index (int8send: 8 bytes big-endian), for the service to place.
+ * The rows themselves are not read: a row deleted behind the triggers' back after its insert committed
+ * is sealed from the hashes of what was committed, and `npm run audit:verify` then names it as a row
+ * missing that no retention run covers (contract 15: every committed row becomes a leaf).
+ * Exceptions cannot slip through: an entry without hashes (a row no canonical form can hold, or an
+ * entry written by hand or by an older version) is refused by AuditLeaf's NOT NULL (23502), a row
+ * already sealed by its unique (TableName, RowId) (23505); the caller then rolls the batch back and
+ * runs the careful statement (APPEND_FROM_PENDING_SQL), which hashes every row of the batch where it
+ * is and names the exceptions. $1 first index, $2 batch size, $3 SealedDate (as in the careful one).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
   WITH taken AS (
@@ -157,48 +133,28 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
     DELETE FROM "AuditPending"
      WHERE "Seq" >= (SELECT min("Seq") FROM "AuditPending")
        AND "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
-    RETURNING "Seq", "TableName", "RowId"
-  ),
-  bounds AS (
-    SELECT "TableName", min("RowId") AS "lo", max("RowId") AS "hi", count(*) AS "n" FROM taken GROUP BY "TableName"
-  ),
-  found AS (
-     ${SEALED_TABLES.map((table) => {
-       const dates = readRenderedDate('s');
-       return `SELECT s."Seq", '${table}'::varchar AS "TableName", s."Id" AS "RowId", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash", ${leafDateSql(table, 's', dates)} AS "d", s."${LEAF_DATE_COLUMN[table]}" AS "date",
-            ${sealableSql(table, 's', dates)} AS "ok"
-       FROM (${rowsOfTaken(table)} OFFSET 0) s`;
-     }).join('\n     UNION ALL\n     ')}
+    RETURNING "Seq", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash"
   ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-    -- A row that cannot be sealed gets no LeafIndex: the NOT NULL refuses the batch (23502), so that
-    -- found is read once, straight into the insert (not kept aside to be counted as well).
-    SELECT CASE WHEN "ok" THEN $1::bigint + row_number() OVER (ORDER BY "Seq") - 1 END, "TableName", "RowId", "date", "rowHash",
-           sha256(decode('00', 'hex') || convert_to("TableName" || chr(10) || "RowId"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
-           $3
-      FROM found
+    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", $3
+      FROM taken
     RETURNING "LeafIndex", "LeafHash"
   )
-  -- The entries consumed, counted from bounds (a row a table) rather than by reading taken once more.
-  SELECT COALESCE((SELECT sum("n") FROM bounds), 0)::int AS "taken",
-         count(*)::int AS "added",
+  SELECT count(*)::int AS "added",
          string_agg("LeafHash", ''::bytea) AS "hashes",
          string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
     FROM added`;
 
 /**
- * The settings the fast statement is planned with, for the rest of its transaction (set_config(…, true)):
- * no nested loop, so that rowsOfTaken's range is read once and hash-joined. Planned with the CTE's
- * guess of a few rows per table, the join was 20,000 index probes through every partition
- * (bench/RESULTS.md, issue 29). The careful statement keeps the planner's choice.
+ * The settings the fast statement runs with, for the rest of its transaction (set_config(…, true)):
+ * its plan is generic, made once per connection (it has no join whose choice a value could change).
  */
-export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`;
+export const FAST_SEAL_SETTINGS = `set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 /**
- * The name the fast statement is prepared under on a connection. Prepared, its ~15 kB are parsed and
- * planned once per connection instead of once per batch; the plan is generic (plan_cache_mode in
- * FAST_SEAL_SETTINGS): its joins are fixed by enable_nestloop, and its three values change no choice.
+ * The name the fast statement is prepared under on a connection: parsed and planned once per
+ * connection instead of once per batch, with a generic plan (FAST_SEAL_SETTINGS).
  */
 const FAST_SEAL_STATEMENT = statementName('tm-seal', APPEND_FROM_PENDING_FAST_SQL);
 
@@ -287,29 +243,29 @@ export class AuditLeafRepository {
   }
 
   /**
-   * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the leaf hashes in LeafIndex
-   * order from `first`, or null when a row of the batch is gone: the caller must then roll the
-   * transaction back and run appendFromPending. Throws a unique violation (23505) for a row already
-   * sealed or an Id naming two sealable rows, a not-null violation (23502) for a row not sealable.
+   * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the entries consumed and their
+   * leaf hashes in LeafIndex order from `first`. Throws a not-null violation (23502) for an entry without
+   * hashes, a unique violation (23505) for a row already sealed: the caller must then roll the
+   * transaction back and run appendFromPending.
    */
-  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer }> {
     await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
-    // On the transaction's own connection, as a statement prepared once per connection: its ~15 kB
-    // parsed and planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
+    // On the transaction's own connection, as a statement prepared once per connection: parsed and
+    // planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
     const client = (await tx.queryRunner!.connect()) as PoolClient;
-    const { rows } = await client.query<{ taken: number; added: number; hashes: Buffer | null; indexes: Buffer | null }>({
+    const { rows } = await client.query<{ added: number; hashes: Buffer | null; indexes: Buffer | null }>({
       name: FAST_SEAL_STATEMENT,
       text: APPEND_FROM_PENDING_FAST_SQL,
       values: [first, limit, sealedDate],
     });
     const [row] = rows;
-    if (row.added !== row.taken) return null;
     const hashes = row.hashes ?? Buffer.alloc(0);
     const indexes = row.indexes ?? Buffer.alloc(0);
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
-    return { taken: row.taken, leafHashes: placeByIndex(hashes, indexes, first) };
+    // Every entry consumed became a leaf (any other outcome refused the statement).
+    return { taken: row.added, leafHashes: placeByIndex(hashes, indexes, first) };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */

@@ -49,7 +49,11 @@ export class AuditTreeNode {
   @Column({ name: 'Hash', type: 'bytea' }) hash!: Buffer;
 }
 
-/** A committed row not yet sealed, written by the AFTER INSERT trigger of its table. */
+/**
+ * A committed row not yet sealed, written by the AFTER INSERT trigger of its table with the row's leaf
+ * date and hashes (migration PendingHashes; NULL for a row no canonical form can hold, or an entry
+ * written otherwise: the sealer's careful statement hashes those from the row).
+ */
 @Entity({ name: 'AuditPending' })
 @Unique('AuditPending_TableName_RowId_key', ['tableName', 'rowId'])
 export class AuditPending {
@@ -58,6 +62,9 @@ export class AuditPending {
   @Column({ name: 'TableName', type: 'varchar', length: 32 }) tableName!: string;
   @Column({ name: 'RowId', type: 'bigint' }) rowId!: string;
   @Column({ name: 'EnqueuedDate', type: 'timestamptz', default: () => 'now()' }) enqueuedDate!: Date;
+  @Column({ name: 'RowCreatedDate', type: 'timestamptz', nullable: true }) rowCreatedDate!: Date | null;
+  @Column({ name: 'RowHash', type: 'bytea', nullable: true }) rowHash!: Buffer | null;
+  @Column({ name: 'LeafHash', type: 'bytea', nullable: true }) leafHash!: Buffer | null;
 }
 
 export const AUDIT_LOG_ENTITIES = [AuditLeaf, AuditCheckpoint, AuditRetentionRun, AuditTreeNode, AuditPending];

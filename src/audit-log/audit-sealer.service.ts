@@ -29,13 +29,6 @@ const YIELD_EVERY = 1000;
 /** Batches sealed one after the other in one run before the next interval. */
 const MAX_BATCHES_PER_RUN = 50;
 
-/** Thrown inside a sealing transaction to roll it back when the fast statement met an exception (sealBatch). */
-class CarefulSealNeeded extends Error {
-  constructor() {
-    super('the batch holds a row gone, not sealable or named twice: sealed again with the careful statement');
-  }
-}
-
 const NONE = Object.freeze({ count: 0, keys: [] as string[] });
 
 export interface SealOutcome {
@@ -53,10 +46,13 @@ export interface SealOutcome {
 /**
  * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
- * batch: one statement consumes the oldest pending entries and appends their rows as leaves from the
- * next index, hashed inside PostgreSQL (canonical form, row hash, leaf record, leaf hash); the leaf
- * hashes come back and extend the tree here, the perfect subtrees they complete are kept, the checkpoint is signed and written. Either all of that commits or none of it. The insert path never waits for
- * any of this: the triggers only add a pending entry, and nothing here locks the audit tables.
+ * batch: one statement consumes the oldest pending entries and appends them as leaves from the next
+ * index. Each entry already carries its row's hashes (canonical form, row hash, leaf record, leaf hash),
+ * written by the enqueue trigger in the inserting transaction (docs/decisions/0039); an entry without
+ * them is hashed here, from its row, by the careful statement. The leaf hashes come back and extend
+ * the tree here, the perfect subtrees they complete are kept, the checkpoint is signed and written.
+ * Either all of that commits or none of it. The insert path never waits for any of this: the trigger
+ * only adds a pending entry, and nothing here locks the audit tables.
  */
 @Injectable()
 export class AuditSealer implements OnApplicationBootstrap {
@@ -145,12 +141,13 @@ export class AuditSealer implements OnApplicationBootstrap {
       try {
         outcome = await this.sealBatchOf(limit, true);
       } catch (error) {
-        // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
-        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable
-        // (its NULL LeafIndex refused), or of a row gone (the fast statement says so). The batch rolled
-        // back whole; again, with the careful statement that skips, keeps one of and names each of them.
+        // An exception in the batch (rare): a pending entry of a row that already has a leaf (the unique
+        // (TableName, RowId) refused the batch), or an entry without the trigger's hashes (a row not
+        // sealable, an entry written by hand or before migration PendingHashes: the NOT NULL refused
+        // it). The batch rolled back whole; again, with the careful statement, which hashes the rows
+        // where they are and skips, keeps one of and names each exception.
         const code = pgErrorCode(error);
-        if (!(error instanceof CarefulSealNeeded) && code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
+        if (code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
         outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
@@ -187,12 +184,11 @@ export class AuditSealer implements OnApplicationBootstrap {
       // Never sign on top of a stored tree that no longer gives the signed root.
       if (!range.root().equals(latest?.rootHash ?? EMPTY_ROOT)) throw new Error(`the stored audit tree does not give the root of checkpoint ${size}: refusing to seal`);
 
-      // The rows are hashed into leaves where they are (one statement); only the leaf hashes come back.
+      // The waiting entries become leaves (one statement); only the leaf hashes come back.
       const now = this.clock.now();
       let appended: AppendedFromPending;
       if (fast) {
         const quick = await this.leaves.appendFromPendingFast(tx, size, limit, now);
-        if (quick === null) throw new CarefulSealNeeded();
         appended = { ...quick, gone: NONE, repeated: NONE, unsealable: NONE, doubled: NONE };
       } else {
         appended = await this.leaves.appendFromPending(tx, size, limit, now, true);
