@@ -473,7 +473,9 @@ describe('tamper-evident audit log (contract 15)', () => {
       // The fast statement reads no row: it seals the entry's hashes, those of the row that wrote it.
       const id = '900000001';
       let size = (await latest()).treeSize;
-      await holdingSealLock(() => insertDoubled(id, 'doubled'));
+      await holdingSealLock(async () => {
+        await insertDoubled(id, 'doubled');
+      });
       await sealAll();
       expect(careful).not.toHaveBeenCalled();
       expect((await latest()).treeSize).toBe(size + 1);

@@ -116,7 +116,8 @@ const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p.
  * What is left to the one node sealing at a time is what only it can do: number the leaves from $1 in
  * Seq order (the order the triggers enqueued the rows, across tables: a sink's reader sees a change
  * before the sign-ins written after it; the one sort, of narrow rows), append them, and return their
- * hashes, unsorted, each beside its index (int8send: 8 bytes big-endian), for the service to place.
+ * hashes, unsorted, each beside its index (int8send: 8 bytes big-endian), for the service to place,
+ * both as base64 text.
  * The rows themselves are not read: a row deleted behind the triggers' back after its insert committed
  * is sealed from the hashes of what was committed, and `npm run audit:verify` then names it as a row
  * missing that no retention run covers (contract 15: every committed row becomes a leaf).
@@ -141,9 +142,11 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
       FROM taken
     RETURNING "LeafIndex", "LeafHash"
   )
+  -- In base64 (a line break every 76 characters, which Buffer.from skips): a third fewer bytes for the
+  -- service to receive and decode than bytea's hex text, 1.6 MB a batch of 20,000.
   SELECT count(*)::int AS "added",
-         string_agg("LeafHash", ''::bytea) AS "hashes",
-         string_agg(int8send("LeafIndex"), ''::bytea) AS "indexes"
+         encode(string_agg("LeafHash", ''::bytea), 'base64') AS "hashes",
+         encode(string_agg(int8send("LeafIndex"), ''::bytea), 'base64') AS "indexes"
     FROM added`;
 
 /**
@@ -253,14 +256,14 @@ export class AuditLeafRepository {
     // On the transaction's own connection, as a statement prepared once per connection: parsed and
     // planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
     const client = (await tx.queryRunner!.connect()) as PoolClient;
-    const { rows } = await client.query<{ added: number; hashes: Buffer | null; indexes: Buffer | null }>({
+    const { rows } = await client.query<{ added: number; hashes: string | null; indexes: string | null }>({
       name: FAST_SEAL_STATEMENT,
       text: APPEND_FROM_PENDING_FAST_SQL,
       values: [first, limit, sealedDate],
     });
     const [row] = rows;
-    const hashes = row.hashes ?? Buffer.alloc(0);
-    const indexes = row.indexes ?? Buffer.alloc(0);
+    const hashes = Buffer.from(row.hashes ?? '', 'base64');
+    const indexes = Buffer.from(row.indexes ?? '', 'base64');
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
