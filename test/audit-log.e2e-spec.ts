@@ -452,6 +452,12 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   };
 
+  /** Clears the trigger's hashes of these UserLogin rows' entries: what an entry enqueued before migration PendingHashes looks like. */
+  const unhash = async (ids: string[]) => {
+    const cleared = await t.db.query(`UPDATE "AuditPending" SET "RowHash" = NULL, "LeafHash" = NULL WHERE "TableName" = 'UserLogin' AND "RowId" = ANY($1::bigint[]) RETURNING 1`, [ids]);
+    expect(cleared).toHaveLength(ids.length);
+  };
+
   it('ordinary rows are sealed by the fast statement alone; of an Id naming two rows (two months, by hand) it seals the first from its hashes and the second is outside the log; an entry without hashes gives way to the careful statement, which seals one and names it', async () => {
     const leaves = t.app.get(AuditLeafRepository);
     const fast = jest.spyOn(leaves, 'appendFromPendingFast');
@@ -485,8 +491,8 @@ describe('tamper-evident audit log (contract 15)', () => {
       const outside = (await landlord.get('/api/Audit/Outside')).json as { rows: { table: string; rowId: string; canonical: string; reason: string }[] };
       expect(outside.rows).toEqual(expect.arrayContaining([expect.objectContaining({ table: 'UserLogin', rowId: id, reason: 'not-in-log', canonical: expect.stringContaining('"doubled-b"') })]));
 
-      // An entry without hashes (as one enqueued before migration PendingHashes): the careful statement
-      // hashes the rows where they are, finds two under one Id, seals one and names it.
+      // An entry without hashes (as one enqueued before migration PendingHashes): the fast statement reads
+      // its rows, finds two under one Id and gives way; the careful one seals one and names it.
       const other = '900000002';
       let before = '';
       let after = '';
@@ -494,7 +500,7 @@ describe('tamper-evident audit log (contract 15)', () => {
       await holdingSealLock(async () => {
         [{ Id: before }] = await insertLogin('doubled-before');
         await insertDoubled(other, 'unhashed');
-        await t.db.query(`UPDATE "AuditPending" SET "RowHash" = NULL, "LeafHash" = NULL WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [other]);
+        await unhash([other]);
         [{ Id: after }] = await insertLogin('doubled-after');
       });
       await sealAll();
@@ -511,7 +517,7 @@ describe('tamper-evident audit log (contract 15)', () => {
     }
   });
 
-  it('the fast statement alone seals a batch whose Ids lie far apart (each row probed) and a dense one (their range read), in the order they were written', async () => {
+  it('the fast statement alone seals entries without hashes (enqueued before PendingHashes) by reading their rows: a batch whose Ids lie far apart (each row probed) and a dense one (their range read), mixed with hashed entries, in the order they were written', async () => {
     const leaves = t.app.get(AuditLeafRepository);
     const fast = jest.spyOn(leaves, 'appendFromPendingFast');
     const careful = jest.spyOn(leaves, 'appendFromPending');
@@ -523,11 +529,13 @@ describe('tamper-evident audit log (contract 15)', () => {
         // An Id far past the others, written by hand: the batch's Ids are then not dense.
         written.push((await t.db.query<{ Id: string }>(`INSERT INTO "UserLogin" ("Id", "CreatedUser", "AuthenticationTypeId") VALUES (800000001, 'sparse-far', 1) RETURNING "Id"::text AS "Id"`))[0].Id);
         written.push((await insertLogin('sparse-after'))[0].Id);
+        await unhash(written);
       });
       await sealAll();
       const dense: string[] = [];
       await holdingSealLock(async () => {
         for (let i = 0; i < 40; i++) dense.push((await insertLogin(`dense-${i}`))[0].Id);
+        await unhash(dense.filter((_, i) => i % 2 === 0));
       });
       await sealAll();
       expect(fast).toHaveBeenCalled();
@@ -582,6 +590,23 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(rowId).toBe(gone);
     expect(fromBase64(rowHash).equals(committed!)).toBe(true);
     expect(logs.count('error', /gone before they could be sealed/)).toBe(0);
+
+    // An entry without hashes (enqueued before migration PendingHashes) has only its row to be sealed
+    // from: gone, it is reported by the careful statement and the rows beside it are sealed.
+    const next = (await latest()).treeSize;
+    let lost = '';
+    await holdingSealLock(async () => {
+      [{ Id: before }] = await insertLogin('lost-before');
+      [{ Id: lost }] = await insertLogin('lost');
+      [{ Id: after }] = await insertLogin('lost-after');
+      await unhash([lost]);
+      await asSuperuser(t.db, [[`DELETE FROM "UserLogin" WHERE "Id" = $1`, [lost]]]);
+    });
+    await sealAll();
+    expect((await latest()).treeSize).toBe(next + 2);
+    for (const rowId of [before, after]) expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${rowId}`)).status).toBe(200);
+    expect((await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${lost}`)).status).toBe(404);
+    expect(logs.count('error', new RegExp(`^1 audit rows were written but are gone before they could be sealed, and are not in the log: UserLogin:${lost}$`))).toBe(1);
   });
 
   it('refuses to sign on a stored tree that no longer gives the latest signed root, and seals on once it is restored', async () => {

@@ -109,23 +109,53 @@ const appendFromPendingSql = (checkSealed: boolean) => `
  */
 const ALREADY_SEALED = `(SELECT true FROM "AuditLeaf" l WHERE l."TableName" = p."TableName" AND l."RowId" = p."RowId" LIMIT 1) IS NOT NULL`;
 
+/** Gaps in a table's Ids up to which the fast statement reads the batch's range of them rather than probing each. */
+const DENSE_SLACK = 1000;
+
 /**
- * The fast sealing statement: the common case, where every entry consumed carries its row's hashes,
- * written by the enqueue trigger in the inserting transaction (migration PendingHashes,
- * docs/decisions/0039), as a Certificate Transparency log's front end hashes a leaf when it is queued.
+ * The rows of `table` that the batch's entries without hashes (`unhashed`) name, with the entry's Seq
+ * and the dates rendered, for the fast statement. Where those Ids of the table are dense (their range
+ * at most twice their count plus DENSE_SLACK, the usual case: Ids and Seq grow together), the range
+ * of Ids is read at once through the primary key (whose first column is Id) and hash-joined to the
+ * entries: one index range per partition, where a probe per entry descends every partition's index (a
+ * table is partitioned by date, not Id). Where they are not (a row committed long after its Id was
+ * drawn), each entry probes its row (LATERAL … OFFSET 0 keeps the probe whatever the settings), so a
+ * straggler never makes a batch read the table since its Id. The gates read only `bounds`: one-time
+ * filters, false for every table when every entry has its hashes.
+ */
+function rowsOfUnhashed(table: SealedTableName): string {
+  const bound = (expression: string) => `(SELECT ${expression} FROM bounds WHERE "TableName" = '${table}')`;
+  // In numeric: two Ids written by hand at the ends of bigint must not overflow the difference.
+  const dense = `"hi"::numeric - "lo" <= 2 * "n" + ${DENSE_SLACK}`;
+  return `SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM unhashed p JOIN "${table}" t ON t."Id" = p."RowId"
+           WHERE p."TableName" = '${table}' AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')} AND ${bound(dense)}
+          UNION ALL
+          SELECT p."Seq", t.*, ${datesRendered(table, 't')}
+            FROM unhashed p CROSS JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t
+           WHERE p."TableName" = '${table}' AND ${bound(`NOT (${dense})`)}`;
+}
+
+/**
+ * The fast sealing statement: the common case, where every entry consumed names one sealable row that
+ * has no leaf yet. Such an entry usually carries its row's hashes, written by the enqueue trigger in the
+ * inserting transaction (migration PendingHashes, docs/decisions/0039), as a Certificate Transparency
+ * log's front end hashes a leaf when it is queued: its row is not read at all. An entry without them
+ * (enqueued before that migration, or by an adoption) has its row read by its range of Ids and hashed
+ * here, as every row was before (docs/decisions/0036); that branch costs nothing when no entry needs it.
  * What is left to the one node sealing at a time is what only it can do: number the leaves from $1 in
  * Seq order (the order the triggers enqueued the rows, across tables: a sink's reader sees a change
  * before the sign-ins written after it; the one sort, of narrow rows), append them, and return their
  * hashes, unsorted, each beside its index (int8send: 8 bytes big-endian), for the service to place,
- * both as base64 text.
- * The rows themselves are not read: a row deleted behind the triggers' back after its insert committed
- * is sealed from the hashes of what was committed, and `npm run audit:verify` then names it as a row
- * missing that no retention run covers (contract 15: every committed row becomes a leaf).
- * Exceptions cannot slip through: an entry without hashes (a row no canonical form can hold, or an
- * entry written by hand or by an older version) is refused by AuditLeaf's NOT NULL (23502), a row
- * already sealed by its unique (TableName, RowId) (23505); the caller then rolls the batch back and
- * runs the careful statement (APPEND_FROM_PENDING_SQL), which hashes every row of the batch where it
- * is and names the exceptions. $1 first index, $2 batch size, $3 SealedDate (as in the careful one).
+ * both as base64 text. A row deleted behind the triggers' back after its insert committed is sealed
+ * from the hashes of what was committed, and `npm run audit:verify` then names it as a row missing that
+ * no retention run covers (contract 15: every committed row becomes a leaf).
+ * Exceptions cannot slip through: a row already sealed, or an Id naming two rows, gives a second leaf of
+ * one (TableName, RowId), which AuditLeaf's unique key refuses (23505); a row not sealable gets NULL
+ * hashes from the trigger, or no LeafIndex here, which the NOT NULLs refuse (23502); an entry without
+ * hashes whose row is gone makes `added` < `taken`. Either way the caller rolls the batch back and runs
+ * the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2 batch size,
+ * $3 SealedDate (as in the careful statement).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
   WITH taken AS (
@@ -136,28 +166,53 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
        AND "Seq" <= (SELECT max("Seq") FROM (SELECT "Seq" FROM "AuditPending" ORDER BY "Seq" LIMIT $2) oldest)
     RETURNING "Seq", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash"
   ),
+  unhashed AS (
+    SELECT "Seq", "TableName", "RowId" FROM taken WHERE "RowHash" IS NULL
+  ),
+  bounds AS (
+    SELECT "TableName", min("RowId") AS "lo", max("RowId") AS "hi", count(*) AS "n" FROM unhashed GROUP BY "TableName"
+  ),
+  found AS (
+    SELECT "Seq", "TableName", "RowId", "RowCreatedDate" AS "date", "RowHash" AS "rowHash", "LeafHash" AS "leafHash", true AS "ok"
+      FROM taken WHERE "RowHash" IS NOT NULL
+     UNION ALL
+     ${SEALED_TABLES.map((table) => {
+       const dates = readRenderedDate('s');
+       return `SELECT "Seq", '${table}'::varchar, "Id", "date", "rowHash",
+            sha256(decode('00', 'hex') || convert_to('${table}' || chr(10) || "Id"::text || chr(10) || "d" || chr(10) || encode("rowHash", 'base64') || chr(10), 'UTF8')),
+            "ok"
+       FROM (SELECT s."Seq", s."Id", s."${LEAF_DATE_COLUMN[table]}" AS "date", sha256(convert_to(${canonicalSql(table, 's', dates)}, 'UTF8')) AS "rowHash",
+                    ${leafDateSql(table, 's', dates)} AS "d", ${sealableSql(table, 's', dates)} AS "ok"
+               FROM (${rowsOfUnhashed(table)} OFFSET 0) s OFFSET 0) h`;
+     }).join('\n     UNION ALL\n     ')}
+  ),
   added AS (
     INSERT INTO "AuditLeaf" ("LeafIndex", "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", "SealedDate")
-    SELECT $1::bigint + row_number() OVER (ORDER BY "Seq") - 1, "TableName", "RowId", "RowCreatedDate", "RowHash", "LeafHash", $3
-      FROM taken
+    -- A row read here that cannot be sealed gets no LeafIndex: the NOT NULL refuses the batch (23502).
+    SELECT CASE WHEN "ok" THEN $1::bigint + row_number() OVER (ORDER BY "Seq") - 1 END, "TableName", "RowId", "date", "rowHash", "leafHash", $3
+      FROM found
     RETURNING "LeafIndex", "LeafHash"
   )
   -- In base64 (a line break every 76 characters, which Buffer.from skips): a third fewer bytes for the
   -- service to receive and decode than bytea's hex text, 1.6 MB a batch of 20,000.
-  SELECT count(*)::int AS "added",
+  SELECT (SELECT count(*) FROM taken)::int AS "taken",
+         count(*)::int AS "added",
          encode(string_agg("LeafHash", ''::bytea), 'base64') AS "hashes",
          encode(string_agg(int8send("LeafIndex"), ''::bytea), 'base64') AS "indexes"
     FROM added`;
 
 /**
- * The settings the fast statement runs with, for the rest of its transaction (set_config(…, true)):
- * its plan is generic, made once per connection (it has no join whose choice a value could change).
+ * The settings the fast statement is planned with, for the rest of its transaction (set_config(…, true)):
+ * no nested loop, so that rowsOfUnhashed's range is read once and hash-joined. Planned with the CTE's
+ * guess of a few rows per table, the join was 20,000 index probes through every partition
+ * (bench/RESULTS.md, issue 29). The careful statement keeps the planner's choice.
  */
-export const FAST_SEAL_SETTINGS = `set_config('plan_cache_mode', 'force_generic_plan', true)`;
+export const FAST_SEAL_SETTINGS = `set_config('enable_nestloop', 'off', true), set_config('plan_cache_mode', 'force_generic_plan', true)`;
 
 /**
- * The name the fast statement is prepared under on a connection: parsed and planned once per
- * connection instead of once per batch, with a generic plan (FAST_SEAL_SETTINGS).
+ * The name the fast statement is prepared under on a connection. Prepared, its ~15 kB are parsed and
+ * planned once per connection instead of once per batch; the plan is generic (plan_cache_mode in
+ * FAST_SEAL_SETTINGS): its joins are fixed by enable_nestloop, and its three values change no choice.
  */
 const FAST_SEAL_STATEMENT = statementName('tm-seal', APPEND_FROM_PENDING_FAST_SQL);
 
@@ -247,28 +302,29 @@ export class AuditLeafRepository {
 
   /**
    * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the entries consumed and their
-   * leaf hashes in LeafIndex order from `first`. Throws a not-null violation (23502) for an entry without
-   * hashes, a unique violation (23505) for a row already sealed: the caller must then roll the
-   * transaction back and run appendFromPending.
+   * leaf hashes in LeafIndex order from `first`, or null when the row of an entry without hashes is
+   * gone: the caller must then roll the transaction back and run appendFromPending. Throws a unique
+   * violation (23505) for a row already sealed or an Id naming two sealable rows, a not-null violation
+   * (23502) for a row not sealable.
    */
-  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer }> {
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
     await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
-    // On the transaction's own connection, as a statement prepared once per connection: parsed and
-    // planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
+    // On the transaction's own connection, as a statement prepared once per connection: its ~15 kB
+    // parsed and planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
     const client = (await tx.queryRunner!.connect()) as PoolClient;
-    const { rows } = await client.query<{ added: number; hashes: string | null; indexes: string | null }>({
+    const { rows } = await client.query<{ taken: number; added: number; hashes: string | null; indexes: string | null }>({
       name: FAST_SEAL_STATEMENT,
       text: APPEND_FROM_PENDING_FAST_SQL,
       values: [first, limit, sealedDate],
     });
     const [row] = rows;
+    if (row.added !== row.taken) return null;
     const hashes = Buffer.from(row.hashes ?? '', 'base64');
     const indexes = Buffer.from(row.indexes ?? '', 'base64');
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
-    // Every entry consumed became a leaf (any other outcome refused the statement).
-    return { taken: row.added, leafHashes: placeByIndex(hashes, indexes, first) };
+    return { taken: row.taken, leafHashes: placeByIndex(hashes, indexes, first) };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */

@@ -43,13 +43,20 @@ export interface SealOutcome {
   note: string | null;
 }
 
+/** Thrown inside a sealing transaction to roll it back when the fast statement met an exception (sealBatch). */
+class CarefulSealNeeded extends Error {
+  constructor() {
+    super('the batch holds a row gone: sealed again with the careful statement');
+  }
+}
+
 /**
  * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
  * batch: one statement consumes the oldest pending entries and appends them as leaves from the next
  * index. Each entry already carries its row's hashes (canonical form, row hash, leaf record, leaf hash),
  * written by the enqueue trigger in the inserting transaction (docs/decisions/0039); an entry without
- * them is hashed here, from its row, by the careful statement. The leaf hashes come back and extend
+ * them has its row read and hashed by the statement. The leaf hashes come back and extend
  * the tree here, the perfect subtrees they complete are kept, the checkpoint is signed and written.
  * Either all of that commits or none of it. The insert path never waits for any of this: the trigger
  * only adds a pending entry, and nothing here locks the audit tables.
@@ -141,13 +148,13 @@ export class AuditSealer implements OnApplicationBootstrap {
       try {
         outcome = await this.sealBatchOf(limit, true);
       } catch (error) {
-        // An exception in the batch (rare): a pending entry of a row that already has a leaf (the unique
-        // (TableName, RowId) refused the batch), or an entry without the trigger's hashes (a row not
-        // sealable, an entry written by hand or before migration PendingHashes: the NOT NULL refused
-        // it). The batch rolled back whole; again, with the careful statement, which hashes the rows
-        // where they are and skips, keeps one of and names each exception.
+        // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
+        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable
+        // (its NULL hashes or LeafIndex refused), or of a row gone that the statement had to read (it
+        // says so). The batch rolled back whole; again, with the careful statement, which hashes the
+        // rows where they are and skips, keeps one of and names each exception.
         const code = pgErrorCode(error);
-        if (code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
+        if (!(error instanceof CarefulSealNeeded) && code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
         outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
@@ -189,6 +196,7 @@ export class AuditSealer implements OnApplicationBootstrap {
       let appended: AppendedFromPending;
       if (fast) {
         const quick = await this.leaves.appendFromPendingFast(tx, size, limit, now);
+        if (quick === null) throw new CarefulSealNeeded();
         appended = { ...quick, gone: NONE, repeated: NONE, unsealable: NONE, doubled: NONE };
       } else {
         appended = await this.leaves.appendFromPending(tx, size, limit, now, true);
