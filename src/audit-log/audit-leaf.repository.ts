@@ -121,18 +121,19 @@ const DENSE_SLACK = 1000;
  * table is partitioned by date, not Id). Where they are not (a row committed long after its Id was
  * drawn), each entry probes its row (LATERAL … OFFSET 0 keeps the probe whatever the settings), so a
  * straggler never makes a batch read the table since its Id. The gates read only `bounds`: one-time
- * filters, false for every table when every entry has its hashes.
+ * filters, false for every table when every entry has its hashes. Left joins: an entry whose row is
+ * gone still comes out, with NULL columns, so that it cannot be sealed (NOT NULL refuses the batch).
  */
 function rowsOfUnhashed(table: SealedTableName): string {
   const bound = (expression: string) => `(SELECT ${expression} FROM bounds WHERE "TableName" = '${table}')`;
   // In numeric: two Ids written by hand at the ends of bigint must not overflow the difference.
   const dense = `"hi"::numeric - "lo" <= 2 * "n" + ${DENSE_SLACK}`;
   return `SELECT p."Seq", t.*, ${datesRendered(table, 't')}
-            FROM unhashed p JOIN "${table}" t ON t."Id" = p."RowId"
-           WHERE p."TableName" = '${table}' AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')} AND ${bound(dense)}
+            FROM unhashed p LEFT JOIN "${table}" t ON t."Id" = p."RowId" AND t."Id" BETWEEN ${bound('"lo"')} AND ${bound('"hi"')}
+           WHERE p."TableName" = '${table}' AND ${bound(dense)}
           UNION ALL
           SELECT p."Seq", t.*, ${datesRendered(table, 't')}
-            FROM unhashed p CROSS JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t
+            FROM unhashed p LEFT JOIN LATERAL (SELECT * FROM "${table}" r WHERE r."Id" = p."RowId" OFFSET 0) t ON true
            WHERE p."TableName" = '${table}' AND ${bound(`NOT (${dense})`)}`;
 }
 
@@ -152,9 +153,9 @@ function rowsOfUnhashed(table: SealedTableName): string {
  * no retention run covers (contract 15: every committed row becomes a leaf).
  * Exceptions cannot slip through: a row already sealed, or an Id naming two rows, gives a second leaf of
  * one (TableName, RowId), which AuditLeaf's unique key refuses (23505); a row not sealable gets NULL
- * hashes from the trigger, or no LeafIndex here, which the NOT NULLs refuse (23502); an entry without
- * hashes whose row is gone makes `added` < `taken`. Either way the caller rolls the batch back and runs
- * the careful statement (APPEND_FROM_PENDING_SQL), which names them. $1 first index, $2 batch size,
+ * hashes from the trigger, or no LeafIndex here, and so does an entry without hashes whose row is gone,
+ * which the NOT NULLs refuse (23502). Either way the caller rolls the batch back and runs the careful
+ * statement (APPEND_FROM_PENDING_SQL), which names them. Every entry consumed is then a leaf. $1 first index, $2 batch size,
  * $3 SealedDate (as in the careful statement).
  */
 export const APPEND_FROM_PENDING_FAST_SQL = `
@@ -195,8 +196,7 @@ export const APPEND_FROM_PENDING_FAST_SQL = `
   )
   -- In base64 (a line break every 76 characters, which Buffer.from skips): a third fewer bytes for the
   -- service to receive and decode than bytea's hex text, 1.6 MB a batch of 20,000.
-  SELECT (SELECT count(*) FROM taken)::int AS "taken",
-         count(*)::int AS "added",
+  SELECT count(*)::int AS "added",
          encode(string_agg("LeafHash", ''::bytea), 'base64') AS "hashes",
          encode(string_agg(int8send("LeafIndex"), ''::bytea), 'base64') AS "indexes"
     FROM added`;
@@ -301,30 +301,28 @@ export class AuditLeafRepository {
   }
 
   /**
-   * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the entries consumed and their
-   * leaf hashes in LeafIndex order from `first`, or null when the row of an entry without hashes is
-   * gone: the caller must then roll the transaction back and run appendFromPending. Throws a unique
-   * violation (23505) for a row already sealed or an Id naming two sealable rows, a not-null violation
-   * (23502) for a row not sealable.
+   * The fast path of appendFromPending (APPEND_FROM_PENDING_FAST_SQL): the entries consumed (each one a
+   * leaf) and their leaf hashes in LeafIndex order from `first`. Throws a unique violation (23505) for a
+   * row already sealed or an Id naming two sealable rows, a not-null violation (23502) for a row not
+   * sealable or gone: the caller must then roll the transaction back and run appendFromPending.
    */
-  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer } | null> {
+  async appendFromPendingFast(tx: EntityManager, first: number, limit: number, sealedDate: Date): Promise<{ taken: number; leafHashes: Buffer }> {
     await tx.query(`SELECT ${FAST_SEAL_SETTINGS}`);
     // On the transaction's own connection, as a statement prepared once per connection: its ~15 kB
     // parsed and planned once (FAST_SEAL_SETTINGS' generic plan), not once per batch.
     const client = (await tx.queryRunner!.connect()) as PoolClient;
-    const { rows } = await client.query<{ taken: number; added: number; hashes: string | null; indexes: string | null }>({
+    const { rows } = await client.query<{ added: number; hashes: string | null; indexes: string | null }>({
       name: FAST_SEAL_STATEMENT,
       text: APPEND_FROM_PENDING_FAST_SQL,
       values: [first, limit, sealedDate],
     });
     const [row] = rows;
-    if (row.added !== row.taken) return null;
     const hashes = Buffer.from(row.hashes ?? '', 'base64');
     const indexes = Buffer.from(row.indexes ?? '', 'base64');
     if (hashes.length !== row.added * 32 || indexes.length !== row.added * 8) {
       throw new Error(`the sealing statement returned ${hashes.length} bytes of hashes and ${indexes.length} of indexes for ${row.added} leaves`);
     }
-    return { taken: row.taken, leafHashes: placeByIndex(hashes, indexes, first) };
+    return { taken: row.added, leafHashes: placeByIndex(hashes, indexes, first) };
   }
 
   /** The leaf hashes of [start, end), in order (level 0 of the tree). */

@@ -43,13 +43,6 @@ export interface SealOutcome {
   note: string | null;
 }
 
-/** Thrown inside a sealing transaction to roll it back when the fast statement met an exception (sealBatch). */
-class CarefulSealNeeded extends Error {
-  constructor() {
-    super('the batch holds a row gone: sealed again with the careful statement');
-  }
-}
-
 /**
  * Seals waiting audit rows into the Merkle log (contract 15; docs/decisions/0019). One node at a
  * time cluster-wide (a transaction advisory lock, tried, never waited for), one transaction per
@@ -149,12 +142,12 @@ export class AuditSealer implements OnApplicationBootstrap {
         outcome = await this.sealBatchOf(limit, true);
       } catch (error) {
         // An exception in the batch (rare): a pending entry of a row that already has a leaf, or of an
-        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable
-        // (its NULL hashes or LeafIndex refused), or of a row gone that the statement had to read (it
-        // says so). The batch rolled back whole; again, with the careful statement, which hashes the
-        // rows where they are and skips, keeps one of and names each exception.
+        // Id naming two rows (the unique (TableName, RowId) refused the batch), of a row not sealable,
+        // or of a row gone that the statement had to read (their NULL hashes or LeafIndex refused). The
+        // batch rolled back whole; again, with the careful statement, which hashes the rows where they
+        // are and skips, keeps one of and names each exception.
         const code = pgErrorCode(error);
-        if (!(error instanceof CarefulSealNeeded) && code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
+        if (code !== PgErrorCode.UniqueViolation && code !== PgErrorCode.NotNullViolation) throw error;
         outcome = await this.sealBatchOf(limit, false);
       }
     } catch (error) {
@@ -196,7 +189,6 @@ export class AuditSealer implements OnApplicationBootstrap {
       let appended: AppendedFromPending;
       if (fast) {
         const quick = await this.leaves.appendFromPendingFast(tx, size, limit, now);
-        if (quick === null) throw new CarefulSealNeeded();
         appended = { ...quick, gone: NONE, repeated: NONE, unsealable: NONE, doubled: NONE };
       } else {
         appended = await this.leaves.appendFromPending(tx, size, limit, now, true);
