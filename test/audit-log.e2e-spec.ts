@@ -609,6 +609,26 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(logs.count('error', new RegExp(`^1 audit rows were written but are gone before they could be sealed, and are not in the log: UserLogin:${lost}$`))).toBe(1);
   });
 
+  it('a row changed behind the triggers\' back before it was sealed is sealed as it was committed: its leaf contradicts the changed row', async () => {
+    await sealAll();
+    let id = '';
+    let committed: Buffer | null = null;
+    await holdingSealLock(async () => {
+      [{ Id: id }] = await insertLogin('changed-later');
+      const [row] = await t.app.get(AuditedRowsRepository).byIds('UserLogin', [id]);
+      committed = sha256(canonicalRow('UserLogin', row));
+      await asSuperuser(t.db, [[`UPDATE "UserLogin" SET "UserAgent" = 'forged/1.0' WHERE "Id" = $1`, [id]]]);
+    });
+    await sealAll();
+    const proof = await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${id}`);
+    expect(proof.status).toBe(200);
+    expect(proof.json.canonical).toContain('"forged/1.0"');
+    const rowHash = fromBase64((proof.json.leafRecord as string).split('\n')[3]);
+    expect(rowHash.equals(committed!)).toBe(true);
+    // What `npm run audit:verify` recomputes from the served row no longer gives the sealed row hash.
+    expect(sha256(Buffer.from(proof.json.canonical as string, 'utf8')).equals(rowHash)).toBe(false);
+  });
+
   it('refuses to sign on a stored tree that no longer gives the latest signed root, and seals on once it is restored', async () => {
     await sealAll();
     // An odd size: the edge's last hash is the last leaf's own (read from AuditLeaf, not AuditTreeNode).

@@ -1,20 +1,20 @@
 /**
  * How long the sealer yields between two batches while sign-in work waits (issue 29; the same signal
- * as the security sinks', docs/decisions/0029 and 0035). A batch is one thread's work at a time: the
- * sealing statement in one PostgreSQL backend, then the tree in the service's event loop, never both
- * at once. Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most an eighth of the
- * two cores sign-in saturates, counted in wall time; and while sign-in saturates them a batch's wall
- * time is half waits for a core (unpaced, 100,000 rows took a median 4.8 s under sign-in load and
- * ~2.4 s of CPU alone, bench/RESULTS.md issue 29), so the CPU it takes is about a sixteenth of them,
- * under the tenth the issue allows. A 100,000-row
- * backlog (five batches of 20,000) then reaches its checkpoint within 5 × 4 × a batch's time: 20 s
- * while a batch takes under a second. With nothing waiting the sealer goes at once. Not a backoff:
- * nothing failed, the pause never grows from batch to batch, and it ends as soon as sign-in work
- * stops waiting.
+ * as the security sinks', docs/decisions/0029, 0035 and 0039). A batch is one thread's work at a time:
+ * the sealing statement in one PostgreSQL backend, then the tree in the service's event loop, never
+ * both at once. Holding that one thread 1 / (1 + SEAL_YIELD_FACTOR) of the time is at most a
+ * fourteenth of the two cores sign-in saturates, counted in wall time, under the tenth the issue
+ * allows. The factor was 3 while a batch cost ~2.5 times what it does since the enqueue trigger hashes
+ * the rows (decision 0039); with the cheaper batch, 6 leaves sign-ins more of the cores (0.92 of idle
+ * against 0.85 at 3, same machine and day, bench/RESULTS.md) and a 100,000-row backlog (five batches
+ * of 20,000, ~0.3 s each under sign-in load) still reaches its checkpoint in ~11 s, within 5 × 7 × a
+ * batch's time: 20 s while a batch takes under half a second. With nothing waiting the sealer goes at
+ * once. Not a backoff: nothing failed, the pause never grows from batch to batch, and it ends as soon
+ * as sign-in work stops waiting.
  */
 
 /** Pause = this × the last batch's elapsed time: the sealer holds 1 / (1 + factor) of the time. */
-export const SEAL_YIELD_FACTOR = 3;
+export const SEAL_YIELD_FACTOR = 6;
 /** No single pause is longer than this, however long a batch took on a loaded machine. */
 export const SEAL_YIELD_MAX_MS = 4_000;
 /** A pause is slept in slices this long, each after asking again whether sign-in work still waits. */
