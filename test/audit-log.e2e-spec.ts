@@ -629,6 +629,26 @@ describe('tamper-evident audit log (contract 15)', () => {
     expect(sha256(Buffer.from(proof.json.canonical as string, 'utf8')).equals(rowHash)).toBe(false);
   });
 
+  it('hashes forged into a waiting entry by a superuser are sealed as forged, and the leaf contradicts the row it names', async () => {
+    await sealAll();
+    let id = '';
+    await holdingSealLock(async () => {
+      [{ Id: id }] = await insertLogin('forged-entry');
+      // A self-consistent forgery: the row hash of other content, and the leaf hash that goes with it.
+      const [{ date }] = await t.db.query<{ date: string }>(`SELECT to_char("RowCreatedDate" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "date" FROM "AuditPending" WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [id]);
+      const forged = sha256(Buffer.from('["UserLogin","forged"]'));
+      const leaf = sha256(Buffer.from([0]), Buffer.from(`UserLogin\n${id}\n${date}\n${forged.toString('base64')}\n`));
+      await asSuperuser(t.db, [[`UPDATE "AuditPending" SET "RowHash" = $2, "LeafHash" = $3 WHERE "TableName" = 'UserLogin' AND "RowId" = $1`, [id, forged, leaf]]]);
+    });
+    await sealAll();
+    const proof = await landlord.get(`/api/Audit/Proof?table=UserLogin&id=${id}`);
+    expect(proof.status).toBe(200);
+    expect(proof.json.canonical).toContain('"forged-entry"');
+    const rowHash = fromBase64((proof.json.leafRecord as string).split('\n')[3]);
+    // What `npm run audit:verify` recomputes from the row does not give the sealed row hash: named as changed.
+    expect(sha256(Buffer.from(proof.json.canonical as string, 'utf8')).equals(rowHash)).toBe(false);
+  });
+
   it('refuses to sign on a stored tree that no longer gives the latest signed root, and seals on once it is restored', async () => {
     await sealAll();
     // An odd size: the edge's last hash is the last leaf's own (read from AuditLeaf, not AuditTreeNode).
