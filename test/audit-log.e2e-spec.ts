@@ -12,7 +12,7 @@ import { parseCheckpoint } from '../src/audit-log/note';
 import { spoolPath } from '../src/common/json-lines-spool';
 import { startTestApp, TestApp } from './helpers/app';
 import { eventually } from './helpers/eventually';
-import { sealAllPending } from './helpers/sealing';
+import { holdingSealLock as holdingSealLockOn, sealAllPending } from './helpers/sealing';
 import { Browser } from './helpers/http';
 import { CapturedLogs } from './helpers/logs';
 import { insertUser, signInAdministrator } from './helpers/users';
@@ -439,18 +439,7 @@ describe('tamper-evident audit log (contract 15)', () => {
   });
 
   /** Runs `work` while this test holds the seal lock, so the one-second job seals none of its rows meanwhile. */
-  const holdingSealLock = async (work: () => Promise<void>) => {
-    const holder = new Client({ connectionString: t.db.url });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(`SELECT pg_advisory_xact_lock(7206310519)`);
-      await work();
-    } finally {
-      await holder.query('ROLLBACK');
-      await holder.end();
-    }
-  };
+  const holdingSealLock = (work: () => Promise<void>) => holdingSealLockOn(t.db.url, work);
 
   /** Clears the trigger's hashes of these UserLogin rows' entries: what an entry enqueued before migration PendingHashes looks like. */
   const unhash = async (ids: string[]) => {
